@@ -1,0 +1,184 @@
+"""Gymnasium envs and VectorEnvs for both Pong backends: envport/Pong-v0 (PufferLib's C) and
+envport/PongJax-v0 (the JAX translation).
+
+Seeding: reset(seed=s) on a single env runs C's srand(s) then c_reset; reset() without a seed
+draws the next C seed from the env's np_random, so a seeded env replays the same trajectory.
+Vector envs seed env i with i + s * num_envs, as PufferLib's vec_reset does.
+
+Episodes end inside step, as in C: the step that returns terminated=True also resets the game, so
+its observation is the next episode's first. The C backend's serves come from libc's rand(),
+which is global to the process: two C envs stepped in one process share one stream (PufferLib's
+own behaviour); each JAX env has its own.
+"""
+
+from __future__ import annotations
+
+from functools import partial
+from typing import Any, Optional
+
+import gymnasium
+import jax
+import jax.numpy as jnp
+import numpy as np
+from gymnasium import spaces
+from gymnasium.vector import AutoresetMode, VectorEnv
+
+from .jax import env as jax_pong
+from .params import NUM_ACTIONS, OBSERVATION_SIZE, PongConfig
+from .reference.c_pong import CPongVec, validate_discrete_actions
+
+_C_SEED_LIMIT = 2**31
+
+
+def _observation_space() -> spaces.Box:
+    return spaces.Box(low=0.0, high=1.0, shape=(OBSERVATION_SIZE,), dtype=np.float32)
+
+
+def _single_action(action) -> int:
+    return int(validate_discrete_actions(np.reshape(np.asarray(action), (1,)), 1)[0])
+
+
+class _PongEnvBase(gymnasium.Env):
+    metadata = {"render_modes": []}
+
+    def __init__(self, config: Optional[PongConfig] = None, **config_overrides: Any):
+        self.config = config or PongConfig(**config_overrides)
+        self.observation_space = _observation_space()
+        self.action_space = spaces.Discrete(NUM_ACTIONS)
+
+    def _c_seed(self, seed: Optional[int]) -> int:
+        if seed is not None:
+            if not -_C_SEED_LIMIT <= seed < _C_SEED_LIMIT:
+                raise ValueError(f"seed must fit a C int, got {seed}")
+            return int(seed)
+        return int(self.np_random.integers(_C_SEED_LIMIT))
+
+
+class CPongEnv(_PongEnvBase):
+    """envport/Pong-v0: one PufferLib C Pong."""
+
+    def __init__(self, config: Optional[PongConfig] = None, **config_overrides: Any):
+        super().__init__(config, **config_overrides)
+        self._env = CPongVec(num_envs=1, seed=0, config=self.config)
+        self._needs_reset = True
+
+    def reset(self, *, seed: Optional[int] = None, options: Optional[dict] = None):
+        super().reset(seed=seed)
+        observation = self._env.reset(self._c_seed(seed))[0].copy()
+        self._needs_reset = False
+        return observation, {}
+
+    def step(self, action):
+        if self._needs_reset:
+            raise RuntimeError("call reset() before step()")
+        observations, rewards, terminals = self._env.step(np.asarray([_single_action(action)]))
+        return observations[0].copy(), float(rewards[0]), bool(terminals[0]), False, {}
+
+    def close(self):
+        self._env.close()
+
+
+class JaxPongEnv(_PongEnvBase):
+    """envport/PongJax-v0: one JAX Pong, stepped through jitted functions."""
+
+    def __init__(self, config: Optional[PongConfig] = None, **config_overrides: Any):
+        super().__init__(config, **config_overrides)
+        self.params = jax_pong.EnvParams.from_config(self.config)
+        self._reset_fn = jax.jit(partial(jax_pong.reset_from_seed, params=self.params))
+        self._step_fn = jax.jit(lambda state, action: jax_pong.step(None, state, action, self.params))
+        self._state = None
+
+    def reset(self, *, seed: Optional[int] = None, options: Optional[dict] = None):
+        super().reset(seed=seed)
+        observation, self._state = self._reset_fn(np.uint32(self._c_seed(seed) % 2**32))
+        return np.asarray(observation), {}
+
+    def step(self, action):
+        if self._state is None:
+            raise RuntimeError("call reset() before step()")
+        observation, self._state, reward, done, _ = self._step_fn(self._state, jnp.int32(_single_action(action)))
+        return np.asarray(observation), float(reward), bool(done), False, {}
+
+
+class _PongVectorBase(VectorEnv):
+    metadata = {"render_modes": [], "autoreset_mode": AutoresetMode.SAME_STEP}
+
+    def __init__(self, num_envs: int, config: Optional[PongConfig], config_overrides: dict):
+        if int(num_envs) < 1:
+            raise ValueError(f"num_envs must be at least 1, got {num_envs}")
+        self.num_envs = int(num_envs)
+        self.config = config or PongConfig(**config_overrides)
+        self.single_observation_space = _observation_space()
+        self.single_action_space = spaces.Discrete(NUM_ACTIONS)
+        self.observation_space = gymnasium.vector.utils.batch_space(self.single_observation_space, self.num_envs)
+        self.action_space = gymnasium.vector.utils.batch_space(self.single_action_space, self.num_envs)
+        self._np_random_seed = None
+        self._seeded = False
+
+    def _vector_seed(self, seed: Optional[int]) -> int:
+        if seed is None:
+            if not self._seeded:
+                self._np_random, self._np_random_seed = gymnasium.utils.seeding.np_random(None)
+                self._seeded = True
+            return int(self._np_random.integers(_C_SEED_LIMIT // self.num_envs))
+        if isinstance(seed, (list, tuple, np.ndarray)):
+            raise ValueError("pass one int seed: env i is seeded with i + seed * num_envs, as in PufferLib")
+        self._np_random, self._np_random_seed = gymnasium.utils.seeding.np_random(seed)
+        self._seeded = True
+        return int(seed)
+
+    def _check_actions(self, actions) -> np.ndarray:
+        return validate_discrete_actions(actions, self.num_envs)
+
+
+class CPongVectorEnv(_PongVectorBase):
+    """num_envs C Pongs stepped by one C call per step, as PufferLib steps them."""
+
+    def __init__(self, num_envs: int = 1, config: Optional[PongConfig] = None, **config_overrides: Any):
+        super().__init__(num_envs, config, config_overrides)
+        self._env = CPongVec(num_envs=self.num_envs, seed=0, config=self.config)
+
+    def reset(self, *, seed: Optional[int] = None, options: Optional[dict] = None):
+        return self._env.reset(self._vector_seed(seed)).copy(), {}
+
+    def step(self, actions):
+        observations, rewards, terminals = self._env.step(self._check_actions(actions))
+        return (observations.copy(), rewards.copy(), terminals.astype(bool),
+                np.zeros(self.num_envs, dtype=bool), {})
+
+    def close_extras(self, **kwargs):
+        self._env.close()
+
+
+class JaxPongVectorEnv(_PongVectorBase):
+    """num_envs JAX Pongs, vmapped; each has its own rand() stream."""
+
+    def __init__(self, num_envs: int = 1, config: Optional[PongConfig] = None, **config_overrides: Any):
+        super().__init__(num_envs, config, config_overrides)
+        self.params = jax_pong.EnvParams.from_config(self.config)
+        self._reset_fn = jax.jit(jax.vmap(partial(jax_pong.reset_from_seed, params=self.params)))
+        self._step_fn = jax.jit(jax.vmap(lambda s, a: jax_pong.step(None, s, a, self.params)))
+        self._state = None
+
+    def reset(self, *, seed: Optional[int] = None, options: Optional[dict] = None):
+        base = self._vector_seed(seed)
+        seeds = ((np.arange(self.num_envs, dtype=np.int64) + base * self.num_envs) % 2**32).astype(np.uint32)
+        observations, self._state = self._reset_fn(jnp.asarray(seeds))
+        return np.asarray(observations), {}
+
+    def step(self, actions):
+        if self._state is None:
+            raise RuntimeError("call reset() before step()")
+        actions = jnp.asarray(self._check_actions(actions).astype(np.int32))
+        observations, self._state, rewards, dones, _ = self._step_fn(self._state, actions)
+        return (np.asarray(observations), np.asarray(rewards), np.asarray(dones),
+                np.zeros(self.num_envs, dtype=bool), {})
+
+
+def register() -> None:
+    for env_id, entry, vector_entry in (
+        ("envport/Pong-v0", "envs.pong.gym_envs:CPongEnv", "envs.pong.gym_envs:CPongVectorEnv"),
+        ("envport/PongJax-v0", "envs.pong.gym_envs:JaxPongEnv", "envs.pong.gym_envs:JaxPongVectorEnv"),
+    ):
+        if env_id not in gymnasium.registry:
+            gymnasium.register(id=env_id, entry_point=entry, vector_entry_point=vector_entry)
