@@ -163,8 +163,18 @@ def reset(key: jax.Array, params: EnvParams = EnvParams()) -> tuple[jax.Array, E
     return reset_from_seed(seed, params)
 
 
+def _computed_once(events: jax.Array) -> jax.Array:
+    """The identity, computed once per step. XLA on CPU gives each state field its own fused loop
+    and copies every cheap operation it needs into each loop: left alone, the whole frame's hit
+    tests run again inside each of the ~14 loops, which made the step 3x slower. An integer
+    division counts as expensive to XLA, so it is computed once and shared; dividing by a 1 that
+    XLA cannot see through changes nothing else."""
+    return jax.lax.div(events, jax.lax.optimization_barrier(jnp.int32(1)))
+
+
 def _frame(state: EnvState, active, paddle_dir, reward, done, params: EnvParams):
-    """One iteration of c_step's frameskip loop. Inactive (after a point): state passes through."""
+    """One iteration of c_step's frameskip loop. Inactive (after a point): state passes through.
+    `active` is True (first frame) or a traced bool."""
     speed = params.paddle_speed
     paddle_yr = state.paddle_yr + speed * paddle_dir
     opponent_delta = state.ball_y - (state.paddle_yl + params.paddle_height / F32(2))
@@ -181,14 +191,18 @@ def _frame(state: EnvState, active, paddle_dir, reward, done, params: EnvParams)
     at_left = ball_x < 0
     left_paddle_hit = at_left & (ball_y + params.ball_height > paddle_yl) & (ball_y < paddle_yl + params.paddle_height)
     agent_scores = at_left & ~left_paddle_hit
-    ball_vx = jnp.where(left_paddle_hit, -state.ball_vx, state.ball_vx)
-    n_bounces = state.n_bounces + left_paddle_hit.astype(jnp.int32)
 
     at_right = ~agent_scores & (ball_x + params.ball_width > params.width)
     right_paddle_hit = at_right & (ball_y + params.ball_height > paddle_yr) & (ball_y < paddle_yr + params.paddle_height)
     opponent_scores = at_right & ~right_paddle_hit
+    # Every field's update depends on these four events: compute them once (see _computed_once).
+    events = _computed_once(left_paddle_hit.astype(jnp.int32) | (agent_scores.astype(jnp.int32) << 1)
+                            | (right_paddle_hit.astype(jnp.int32) << 2) | (opponent_scores.astype(jnp.int32) << 3))
+    left_paddle_hit, agent_scores = (events & 1) != 0, (events & 2) != 0
+    right_paddle_hit, opponent_scores = (events & 4) != 0, (events & 8) != 0
+    ball_vx = jnp.where(left_paddle_hit, -state.ball_vx, state.ball_vx)
     ball_vx = jnp.where(right_paddle_hit, -ball_vx, ball_vx)
-    n_bounces = n_bounces + right_paddle_hit.astype(jnp.int32)
+    n_bounces = state.n_bounces + left_paddle_hit.astype(jnp.int32) + right_paddle_hit.astype(jnp.int32)
     spun_vy = ball_vy + params.ball_speed_y_increment * paddle_dir
     spun_vy = jnp.minimum(jnp.maximum(spun_vy, -params.ball_max_speed_y), params.ball_max_speed_y)
     spun_vy = jnp.where(jnp.abs(spun_vy) <= _HORIZONTAL_LIMIT, params.ball_speed_y_increment, spun_vy)
@@ -202,21 +216,32 @@ def _frame(state: EnvState, active, paddle_dir, reward, done, params: EnvParams)
     score_l = state.score_l + opponent_scores.astype(jnp.uint32)
     point = agent_scores | opponent_scores
     episode_over = (agent_scores & (score_r == params.max_score)) | (opponent_scores & (score_l == params.max_score))
-    moved = state.replace(
-        paddle_yl=paddle_yl, paddle_yr=paddle_yr, ball_x=ball_x, ball_y=ball_y, ball_vx=ball_vx, ball_vy=ball_vy,
-        score_l=score_l, score_r=score_r, n_bounces=n_bounces,
+
+    # A point runs reset_round (a serve drawn from rand()); the episode's last point runs c_reset,
+    # which also zeroes the scores. Written as selects on the moved state, not as three whole
+    # candidate states, so that XLA fuses the frame into few loops.
+    serve_bits, parity = glibc_random.next_rand_parity(state.serve_bits)
+    centred_paddle = params.height / F32(2) - params.paddle_height / F32(2)
+    after = state.replace(
+        paddle_yl=jnp.where(point, centred_paddle, paddle_yl),
+        paddle_yr=jnp.where(point, centred_paddle, paddle_yr),
+        ball_x=jnp.where(point, _divide(params.width, F32(5)), ball_x),
+        ball_y=jnp.where(point, params.height / F32(2) - params.ball_height / F32(2), ball_y),
+        ball_vx=jnp.where(point, params.ball_initial_speed_x, ball_vx),
+        ball_vy=jnp.where(point, (parity.astype(jnp.int32) - 1).astype(F32) * params.ball_initial_speed_y, ball_vy),
+        score_l=jnp.where(episode_over, jnp.uint32(0), score_l),
+        score_r=jnp.where(episode_over, jnp.uint32(0), score_r),
+        tick=jnp.where(point, 0, state.tick),
+        n_bounces=jnp.where(point, 0, n_bounces),
         win=jnp.where(agent_scores, 1, jnp.where(opponent_scores, 0, state.win)).astype(jnp.int32),
+        serve_bits=jax.tree.map(lambda new, old: jnp.where(point, new, old), serve_bits, state.serve_bits),
     )
-    # No point: the frame ends by recomputing the observation. A point: reset_round, observation
-    # left stale; the episode's last point: c_reset, which recomputes it.
-    rally = moved.replace(observation=_observe(moved, params))
-    new_round = _reset_round(moved, params)
-    new_episode = _new_episode(moved, params)
-    after = jax.tree.map(
-        lambda episode, round_, rally_: jnp.where(episode_over, episode, jnp.where(point, round_, rally_)),
-        new_episode, new_round, rally,
-    )
-    after = jax.tree.map(lambda new, old: jnp.where(active, new, old), after, state)
+    # No point: the frame ends by recomputing the observation. A point: the observation is left
+    # stale; the episode's last point: c_reset recomputes it.
+    stale = point & ~episode_over
+    after = after.replace(observation=jnp.where(stale, state.observation, _observe(after, params)))
+    if not isinstance(active, bool):
+        after = jax.tree.map(lambda new, old: jnp.where(active, new, old), after, state)
 
     reward = jnp.where(active & right_paddle_hit, F32(0.1), reward)
     reward = jnp.where(active & agent_scores, F32(1), reward)
@@ -233,7 +258,9 @@ def step(key: jax.Array, state: EnvState, action, params: EnvParams = EnvParams(
     action = jnp.asarray(action)
     paddle_dir = jnp.where(action == 1, F32(1), jnp.where(action == 2, F32(-1), F32(0)))
     state = state.replace(tick=state.tick + 1)
-    active, reward, done = jnp.bool_(True), F32(0), jnp.bool_(False)
+    # `active` is a Python True for the first frame (nothing to mask), then a traced flag that
+    # turns off once a point ends the step, as C's `return` inside its frame loop does.
+    active, reward, done = True, F32(0), jnp.bool_(False)
     for _ in range(params.frameskip):
         state, active, reward, done = _frame(state, active, paddle_dir, reward, done, params)
     return state.observation, state, reward, done, {}
@@ -249,3 +276,12 @@ def rollout(state: EnvState, actions: jax.Array, params: EnvParams = EnvParams()
 
 OBSERVATION_SHAPE = (OBSERVATION_SIZE,)
 ACTION_COUNT = NUM_ACTIONS
+
+
+def env_spec(config: PongConfig = PongConfig()):
+    """Pong as a shared.ppo.JaxEnvSpec, for make_train."""
+    from shared.ppo.jax_loop import JaxEnvSpec
+
+    return JaxEnvSpec(name=f"pong (frameskip {config.frameskip})", reset=reset, step=step,
+                      params=EnvParams.from_config(config), observation_shape=OBSERVATION_SHAPE,
+                      num_actions=ACTION_COUNT)

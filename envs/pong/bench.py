@@ -1,0 +1,232 @@
+"""Pong benchmark: PufferLib's C Pong against the JAX translation, measured side by side in one run.
+
+    ./pants run envs/pong:bench                   # full table (about 5 minutes on 2 cores)
+    ./pants run envs/pong:bench -- --quick        # smaller batches, shorter timings
+    ./pants run envs/pong:bench -- --out FILE     # where the JSON goes (default bench-results/pong.json)
+
+Rows: random-action steps per second for the C reference in one process and in two processes (each
+stepping half the envs in one C call per step, as PufferLib does, from a cache of pre-drawn actions
+like PufferLib's own test_performance), and for the JAX env (vmapped, whole rollout in one
+lax.scan, actions drawn inside the scan); then PPO end to end (rollout + GAE + 4 epochs of
+minibatch updates, same network and losses) on the JAX env with make_train and on the C env with
+the host loop. Compile time is its own column and is not in any SPS figure. Ratios are JAX / C
+from this run. This is a benchmark, not a test: nothing here asserts a speed.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+if __name__ == "__main__" and not __package__:
+    # Run as a file, its folder would come first on sys.path and envs/pong/jax would shadow the jax
+    # library; put the repository root there instead.
+    sys.path[0] = str(Path(__file__).resolve().parents[2])
+
+import argparse
+import json
+import multiprocessing
+import os
+import platform
+import time
+
+import numpy as np
+
+
+def _c_worker(num_envs: int, seconds: float, frameskip: int, queue) -> None:
+    from envs.pong.params import PongConfig
+    from envs.pong.reference.c_pong import CPongVec
+
+    queue.put(_c_random_sps(CPongVec, PongConfig(frameskip=frameskip), num_envs, seconds))
+
+
+def _c_random_sps(vec_class, config, num_envs: int, seconds: float) -> float:
+    env = vec_class(num_envs=num_envs, seed=0, config=config)
+    env.reset(0)
+    cache_rows = max(16, min(1024, (1 << 22) // num_envs))
+    actions = np.random.default_rng(0).integers(0, 3, (cache_rows, num_envs)).astype(np.float32)
+    env.rollout(actions[:2], record=False)  # warm caches
+    steps, start = 0, time.perf_counter()
+    while time.perf_counter() - start < seconds:
+        env.rollout(actions, record=False)
+        steps += cache_rows * num_envs
+    elapsed = time.perf_counter() - start
+    env.close()
+    return steps / elapsed
+
+
+def c_random_sps(num_envs: int, seconds: float, frameskip: int, processes: int) -> float:
+    if processes == 1:
+        from envs.pong.params import PongConfig
+        from envs.pong.reference.c_pong import CPongVec
+
+        return _c_random_sps(CPongVec, PongConfig(frameskip=frameskip), num_envs, seconds)
+    context = multiprocessing.get_context("spawn")
+    queue = context.Queue()
+    per_process = max(1, num_envs // processes)
+    workers = [context.Process(target=_c_worker, args=(per_process, seconds, frameskip, queue))
+               for _ in range(processes)]
+    for worker in workers:
+        worker.start()
+    results = [queue.get(timeout=seconds * 10 + 120) for _ in workers]
+    for worker in workers:
+        worker.join()
+    return float(sum(results))
+
+
+def jax_random_sps(num_envs: int, seconds: float, frameskip: int) -> tuple[float, float]:
+    """Like the C rows: random actions from a pre-drawn cache, all envs stepped per step; here the
+    whole cache is one lax.scan over the vmapped step."""
+    import jax
+    import jax.numpy as jnp
+
+    from envs.pong.jax import env as pong
+    from envs.pong.params import PongConfig
+
+    params = pong.EnvParams.from_config(PongConfig(frameskip=frameskip))
+    cache_rows = max(64, min(1024, (1 << 22) // num_envs))
+    actions = jnp.asarray(np.random.default_rng(0).integers(0, 3, (cache_rows, num_envs)), dtype=jnp.int32)
+    batched_step = jax.vmap(pong.step, in_axes=(None, 0, 0, None))
+
+    def rollout(state, actions):
+        def body(state, step_actions):
+            _, state, _, _, _ = batched_step(None, state, step_actions, params)
+            return state, None
+
+        return jax.lax.scan(body, state, actions)[0]
+
+    seeds = jnp.arange(num_envs, dtype=jnp.uint32)
+    _, state = jax.jit(jax.vmap(pong.reset_from_seed, in_axes=(0, None)))(seeds, params)
+    start = time.perf_counter()
+    compiled = jax.jit(rollout, donate_argnums=0).lower(state, actions).compile()
+    compile_seconds = time.perf_counter() - start
+    state = jax.block_until_ready(compiled(state, actions))
+    steps, start = 0, time.perf_counter()
+    while time.perf_counter() - start < seconds:
+        state = jax.block_until_ready(compiled(state, actions))
+        steps += cache_rows * num_envs
+    return steps / (time.perf_counter() - start), compile_seconds
+
+
+def ppo_settings(num_envs: int):
+    from shared.ppo import PPOConfig
+
+    num_steps = 128 if num_envs <= 64 else max(4, (1 << 16) // num_envs)
+    return lambda updates: PPOConfig(num_envs=num_envs, num_steps=num_steps,
+                                     total_timesteps=num_envs * num_steps * updates, num_minibatches=4)
+
+
+def jax_ppo_sps(num_envs: int, updates: int, frameskip: int) -> tuple[float, float]:
+    import jax
+
+    from envs.pong.jax.env import env_spec
+    from envs.pong.params import PongConfig
+    from shared.ppo import make_train
+
+    config = ppo_settings(num_envs)(updates)
+    train = make_train(config, env_spec(PongConfig(frameskip=frameskip)))
+    key = jax.random.PRNGKey(0)
+    start = time.perf_counter()
+    compiled = jax.jit(train).lower(key).compile()
+    compile_seconds = time.perf_counter() - start
+    start = time.perf_counter()
+    jax.block_until_ready(compiled(key))
+    return config.batch_size * config.num_updates / (time.perf_counter() - start), compile_seconds
+
+
+def c_ppo_sps(num_envs: int, updates: int, frameskip: int) -> tuple[float, float]:
+    from envs.pong.gym_envs import CPongVectorEnv
+    from shared.ppo import train_host
+
+    config = ppo_settings(num_envs)(updates + 1)
+    env = CPongVectorEnv(num_envs, frameskip=frameskip)
+    _, _, times = train_host(config, env, show_progress=False)
+    env.close()
+    # the first update compiles the policy and update functions: reported apart, like JAX's compile
+    return config.batch_size / float(np.mean(times.per_update[1:])), times.per_update[0]
+
+
+def machine() -> dict:
+    import jax
+
+    return {
+        "cpus": os.cpu_count(), "platform": platform.platform(), "processor": platform.processor(),
+        "python": sys.version.split()[0], "jax": jax.__version__, "jax_backend": jax.default_backend(),
+        "jax_devices": [str(d) for d in jax.devices()],
+    }
+
+
+def _fmt(value) -> str:
+    if value is None:
+        return "n/a"
+    if value >= 1e6:
+        return f"{value / 1e6:,.2f}M"
+    if value >= 1e3:
+        return f"{value / 1e3:,.1f}K"
+    return f"{value:,.0f}"
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--quick", action="store_true", help="batches 1, 64, 1024 and 1 s per measurement")
+    parser.add_argument("--batches", type=lambda s: [int(x) for x in s.split(",")], default=None)
+    parser.add_argument("--seconds", type=float, default=None, help="time per random-action measurement")
+    parser.add_argument("--ppo-updates", type=int, default=3)
+    parser.add_argument("--frameskip", type=int, default=1)
+    parser.add_argument("--skip-ppo", action="store_true")
+    parser.add_argument("--out", default=os.path.join(os.environ.get("ENVPORT_BENCH_DIR", "bench-results"), "pong.json"))
+    args = parser.parse_args(argv)
+    batches = args.batches or ([1, 64, 1024] if args.quick else [1, 64, 1024, 4096, 16384])
+    seconds = args.seconds or (1.0 if args.quick else 2.0)
+
+    from rich.console import Console
+    from rich.table import Table
+
+    console = Console()
+    console.print(f"[bold]Pong benchmark[/bold]: frameskip {args.frameskip}, batches {batches}, "
+                  f"{seconds:.1f} s per random-action measurement, {args.ppo_updates} PPO updates per PPO row")
+    rows = []
+    for batch in batches:
+        with console.status(f"batch {batch}: C random actions"):
+            c1 = c_random_sps(batch, seconds, args.frameskip, 1)
+            c2 = c_random_sps(batch, seconds, args.frameskip, 2) if batch >= 2 else None
+        with console.status(f"batch {batch}: JAX random actions"):
+            jx, jx_compile = jax_random_sps(batch, seconds, args.frameskip)
+        row = {"batch": batch, "c_random_sps_1proc": c1, "c_random_sps_2proc": c2, "jax_random_sps": jx,
+               "jax_random_compile_s": jx_compile, "random_ratio_vs_c_best": jx / max(c1, c2 or 0.0)}
+        if not args.skip_ppo:
+            with console.status(f"batch {batch}: PPO on the JAX env"):
+                jp, jp_compile = jax_ppo_sps(batch, args.ppo_updates, args.frameskip)
+            with console.status(f"batch {batch}: PPO on the C env (host loop)"):
+                cp, cp_compile = c_ppo_sps(batch, args.ppo_updates, args.frameskip)
+            row.update({"jax_ppo_sps": jp, "jax_ppo_compile_s": jp_compile, "c_ppo_sps": cp,
+                        "c_ppo_first_update_s": cp_compile, "ppo_ratio": jp / cp,
+                        "ppo_batch": ppo_settings(batch)(1).batch_size})
+        rows.append(row)
+        console.print(f"  batch {batch}: done")
+
+    table = Table(title=f"Pong: PufferLib C vs JAX ({os.cpu_count()} CPUs, JAX {machine()['jax_backend']})")
+    for column in ("batch", "C 1 proc", "C 2 proc", "JAX", "JAX/C", "JAX compile s",
+                   "PPO JAX", "PPO C", "PPO JAX/C", "PPO compile s"):
+        table.add_column(column, justify="right")
+    for row in rows:
+        table.add_row(
+            str(row["batch"]), _fmt(row["c_random_sps_1proc"]), _fmt(row["c_random_sps_2proc"]),
+            _fmt(row["jax_random_sps"]), f"{row['random_ratio_vs_c_best']:.2f}x", f"{row['jax_random_compile_s']:.1f}",
+            _fmt(row.get("jax_ppo_sps")), _fmt(row.get("c_ppo_sps")),
+            f"{row['ppo_ratio']:.1f}x" if "ppo_ratio" in row else "n/a",
+            f"{row['jax_ppo_compile_s']:.1f}" if "jax_ppo_compile_s" in row else "n/a",
+        )
+    console.print(table)
+    console.print("SPS = env steps per second. JAX/C divides by the faster of the two C columns. "
+                  "PPO: rollout + GAE + 4 epochs x 4 minibatches, same network (64x64 tanh), compile excluded.")
+    out = Path(args.out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps({"benchmark": "pong", "frameskip": args.frameskip, "seconds_per_measurement": seconds,
+                               "ppo_updates": args.ppo_updates, "machine": machine(), "rows": rows}, indent=2))
+    console.print(f"wrote {out.resolve()}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,103 @@
+"""The same PPO (network, loss, update) for envs that are not JAX: a Gymnasium VectorEnv stepped on
+the host, one jitted policy call per step and one jitted update per iteration."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+
+import gymnasium
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from .core import PPOConfig, Transition, make_network, make_train_state, update
+from .networks import sample_action
+
+
+@dataclass
+class PhaseTimes:
+    """Seconds spent per phase of the host loop (the breakdown tool reads these)."""
+
+    env_step: float = 0.0
+    transfer: float = 0.0
+    forward: float = 0.0
+    backward: float = 0.0
+    per_update: list = field(default_factory=list)  # wall seconds of each update (the first compiles)
+
+
+def train_host(config: PPOConfig, vector_env: gymnasium.vector.VectorEnv, show_progress: bool = True,
+               name: str = "env", max_updates: int | None = None):
+    """PPO on a Gymnasium VectorEnv with a Discrete single action space.
+    Returns (train_state, metrics dict of numpy arrays, PhaseTimes)."""
+    if vector_env.num_envs != config.num_envs:
+        raise ValueError(f"config.num_envs={config.num_envs} but the vector env has {vector_env.num_envs}")
+    space = vector_env.single_action_space
+    if not isinstance(space, gymnasium.spaces.Discrete):
+        raise TypeError(f"host-loop PPO needs a Discrete action space, got {space}")
+    network = make_network(config, int(space.n))
+    key = jax.random.PRNGKey(config.seed)
+    key, init_key = jax.random.split(key)
+    train_state = make_train_state(config, network, init_key, vector_env.single_observation_space.shape)
+
+    @jax.jit
+    def act(params, obs, key):
+        logits, value = network.apply(params, obs)
+        action, logp = sample_action(key, logits)
+        return action, logp, value
+
+    jit_update = jax.jit(lambda ts, tr, last_obs, k: update(ts, tr, last_obs, k, config))
+    times = PhaseTimes()
+    obs, _ = vector_env.reset(seed=config.seed)
+    running = np.zeros(config.num_envs)
+    returns_per_update, losses_per_update = [], []
+    updates = config.num_updates if max_updates is None else min(max_updates, config.num_updates)
+
+    from .progress import TrainingProgress
+
+    with TrainingProgress(f"PPO {name} (host loop)", updates, enabled=show_progress) as bar:
+        for _ in range(updates):
+            update_start = time.perf_counter()
+            buffers = {k: [] for k in Transition._fields}
+            finished = []
+            for _ in range(config.num_steps):
+                key, step_key = jax.random.split(key)
+                t0 = time.perf_counter()
+                obs_device = jnp.asarray(obs)
+                t1 = time.perf_counter()
+                action, logp, value = act(train_state.params, obs_device, step_key)
+                action.block_until_ready()
+                t2 = time.perf_counter()
+                action_host, logp_host, value_host = jax.device_get((action, logp, value))
+                t3 = time.perf_counter()
+                next_obs, reward, terminated, truncated, _ = vector_env.step(action_host)
+                t4 = time.perf_counter()
+                times.transfer += (t1 - t0) + (t3 - t2)
+                times.forward += t2 - t1
+                times.env_step += t4 - t3
+                done = np.logical_or(terminated, truncated)
+                running += reward
+                finished.extend(running[done].tolist())
+                running[done] = 0.0
+                for name_, value_ in zip(Transition._fields, (done, action_host, value_host, reward, logp_host, obs)):
+                    buffers[name_].append(np.asarray(value_))
+                obs = next_obs
+            t0 = time.perf_counter()
+            transitions = Transition(**{k: jnp.asarray(np.stack(v)) for k, v in buffers.items()})
+            last_obs = jnp.asarray(obs)
+            t1 = time.perf_counter()
+            key, update_key = jax.random.split(key)
+            train_state, losses = jit_update(train_state, transitions, last_obs, update_key)
+            jax.block_until_ready(train_state.params)
+            t2 = time.perf_counter()
+            times.transfer += t1 - t0
+            times.backward += t2 - t1
+            mean_return = float(np.mean(finished)) if finished else float("nan")
+            returns_per_update.append(mean_return)
+            losses_per_update.append(jax.device_get(losses))
+            times.per_update.append(time.perf_counter() - update_start)
+            bar.advance(config.batch_size, mean_return)
+    metrics = {"episode_return": np.asarray(returns_per_update)}
+    for loss_name in ("loss", "value_loss", "actor_loss", "entropy"):
+        metrics[loss_name] = np.asarray([float(l[loss_name]) for l in losses_per_update])
+    return train_state, metrics, times

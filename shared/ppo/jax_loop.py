@@ -1,0 +1,93 @@
+"""PureJaxRL-style PPO: `make_train(config, env)` returns one function that jits end to end
+(scan over updates; inside, scan over steps of the vmapped env, GAE, epochs, minibatches)."""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any, Callable, Optional
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from flax import struct
+
+from .core import PPOConfig, Transition, make_network, make_train_state, update
+from .networks import sample_action
+
+
+@dataclasses.dataclass(frozen=True)
+class JaxEnvSpec:
+    """A gymnax-style env: reset(key, params) -> (obs, state); step(key, state, action, params) ->
+    (obs, state, reward, done, info), auto-resetting."""
+
+    name: str
+    reset: Callable
+    step: Callable
+    params: Any
+    observation_shape: tuple[int, ...]
+    num_actions: int
+
+
+@struct.dataclass
+class EpisodeStats:
+    """Running return and length per env, and those of each env's last finished episode."""
+
+    episode_return: jax.Array
+    episode_length: jax.Array
+
+
+def make_train(config: PPOConfig, env: JaxEnvSpec, progress: Optional[Callable[[Any, Any], None]] = None):
+    """`train(key)` -> {"train_state", "metrics"}; metrics["episode_return"][u] is the mean return of
+    the episodes that finished during update u (NaN if none). `progress(update_index, mean_return)`
+    is called from inside the jitted loop after every update (jax.debug.callback)."""
+    network = make_network(config, env.num_actions)
+    vmapped_reset = jax.vmap(env.reset, in_axes=(0, None))
+    vmapped_step = jax.vmap(env.step, in_axes=(0, 0, 0, None))
+
+    def train(key: jax.Array):
+        key, init_key, reset_key = jax.random.split(key, 3)
+        train_state = make_train_state(config, network, init_key, env.observation_shape)
+        obs, env_state = vmapped_reset(jax.random.split(reset_key, config.num_envs), env.params)
+        stats = EpisodeStats(jnp.zeros(config.num_envs), jnp.zeros(config.num_envs, jnp.int32))
+
+        def one_update(carry, update_index):
+            train_state, env_state, stats, obs, key = carry
+
+            def env_step(carry, _):
+                train_state, env_state, stats, obs, key = carry
+                key, action_key, step_key = jax.random.split(key, 3)
+                logits, value = network.apply(train_state.params, obs)
+                action, logp = sample_action(action_key, logits)
+                next_obs, env_state, reward, done, _ = vmapped_step(
+                    jax.random.split(step_key, config.num_envs), env_state, action, env.params)
+                running = stats.episode_return + reward
+                finished_return = jnp.where(done, running, jnp.nan)
+                stats = EpisodeStats(jnp.where(done, 0.0, running), jnp.where(done, 0, stats.episode_length + 1))
+                transition = Transition(done, action, value, reward, logp, obs)
+                return (train_state, env_state, stats, next_obs, key), (transition, finished_return)
+
+            (train_state, env_state, stats, obs, key), (transitions, finished) = jax.lax.scan(
+                env_step, (train_state, env_state, stats, obs, key), None, length=config.num_steps)
+            key, update_key = jax.random.split(key)
+            train_state, losses = update(train_state, transitions, obs, update_key, config)
+            mean_return = jnp.nanmean(finished)
+            if progress is not None:
+                jax.debug.callback(progress, update_index, mean_return)
+            metrics = {"episode_return": mean_return, "episodes_finished": jnp.sum(~jnp.isnan(finished)), **losses}
+            return (train_state, env_state, stats, obs, key), metrics
+
+        (train_state, *_), metrics = jax.lax.scan(
+            one_update, (train_state, env_state, stats, obs, key), jnp.arange(config.num_updates))
+        return {"train_state": train_state, "metrics": metrics}
+
+    return train
+
+
+def train_with_progress(config: PPOConfig, env: JaxEnvSpec, show: bool = True):
+    """Compile and run make_train with a rich progress bar; returns (train_state, metrics as numpy)."""
+    from .progress import TrainingProgress
+
+    with TrainingProgress(f"PPO {env.name} (JAX)", config.num_updates, enabled=show) as bar:
+        train = jax.jit(make_train(config, env, progress=lambda i, r: bar.advance(config.batch_size, r)))
+        out = jax.block_until_ready(train(jax.random.PRNGKey(config.seed)))
+    return out["train_state"], jax.tree.map(np.asarray, out["metrics"])
