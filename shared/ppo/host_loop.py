@@ -24,6 +24,11 @@ class PhaseTimes:
     forward: float = 0.0
     backward: float = 0.0
     per_update: list = field(default_factory=list)  # wall seconds of each update (the first compiles)
+    phases_per_update: list = field(default_factory=list)  # {phase: seconds} of each update
+
+    def snapshot(self) -> dict:
+        return {"env_step": self.env_step, "transfer": self.transfer, "forward": self.forward,
+                "backward": self.backward}
 
 
 def train_host(config: PPOConfig, vector_env: gymnasium.vector.VectorEnv, show_progress: bool = True,
@@ -58,6 +63,7 @@ def train_host(config: PPOConfig, vector_env: gymnasium.vector.VectorEnv, show_p
     with TrainingProgress(f"PPO {name} (host loop)", updates, enabled=show_progress) as bar:
         for _ in range(updates):
             update_start = time.perf_counter()
+            before = times.snapshot()
             buffers = {k: [] for k in Transition._fields}
             finished = []
             for _ in range(config.num_steps):
@@ -79,7 +85,7 @@ def train_host(config: PPOConfig, vector_env: gymnasium.vector.VectorEnv, show_p
                 running += reward
                 finished.extend(running[done].tolist())
                 running[done] = 0.0
-                for name_, value_ in zip(Transition._fields, (done, action_host, value_host, reward, logp_host, obs)):
+                for name_, value_ in zip(Transition._fields, (done, action_host, value_host, reward, logp_host, obs), strict=True):
                     buffers[name_].append(np.asarray(value_))
                 obs = next_obs
             t0 = time.perf_counter()
@@ -96,8 +102,9 @@ def train_host(config: PPOConfig, vector_env: gymnasium.vector.VectorEnv, show_p
             returns_per_update.append(mean_return)
             losses_per_update.append(jax.device_get(losses))
             times.per_update.append(time.perf_counter() - update_start)
+            times.phases_per_update.append({k: v - before[k] for k, v in times.snapshot().items()})
             bar.advance(config.batch_size, mean_return)
     metrics = {"episode_return": np.asarray(returns_per_update)}
     for loss_name in ("loss", "value_loss", "actor_loss", "entropy"):
-        metrics[loss_name] = np.asarray([float(l[loss_name]) for l in losses_per_update])
+        metrics[loss_name] = np.asarray([float(losses[loss_name]) for losses in losses_per_update])
     return train_state, metrics, times

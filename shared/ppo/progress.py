@@ -22,7 +22,7 @@ class TrainingProgress:
         self._start = None
         self._steps = 0
 
-    def __enter__(self) -> "TrainingProgress":
+    def __enter__(self) -> TrainingProgress:
         self._progress.__enter__()
         self._start = time.perf_counter()
         return self

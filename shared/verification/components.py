@@ -34,7 +34,7 @@ class Components:
             raise ValueError(f"duplicate component names in {self.names}")
 
     @classmethod
-    def from_translation_toml(cls, path: str | Path) -> "Components":
+    def from_translation_toml(cls, path: str | Path) -> Components:
         """Components listed under [[modules]] components = [...] in an env's translation.toml."""
         with open(path, "rb") as handle:
             spec = tomllib.load(handle)

@@ -44,7 +44,7 @@ class Trajectory:
         return len(self.observations)
 
     @classmethod
-    def from_steps(cls, steps: Sequence[StepOutput]) -> "Trajectory":
+    def from_steps(cls, steps: Sequence[StepOutput]) -> Trajectory:
         states = None
         if all(s.state is not None for s in steps):
             states = {k: np.stack([np.asarray(s.state[k]) for s in steps]) for k in steps[0].state}
@@ -282,12 +282,12 @@ def compare_rollouts(
     if hasattr(translation, "rollout"):
         translated = translation.rollout(seeds, [np.asarray(actions) for _, actions in played])
     else:
-        translated = [play_actions(translation, seed, actions) for seed, (_, actions) in zip(seeds, played)]
+        translated = [play_actions(translation, seed, actions) for seed, (_, actions) in zip(seeds, played, strict=True)]
 
     compared: set[str] = set()
-    for episode, (seed, (ref_traj, actions), trans_traj) in enumerate(zip(seeds, played, translated)):
+    for episode, (seed, (ref_traj, actions), trans_traj) in enumerate(zip(seeds, played, translated, strict=True)):
         visible = ["observation", "reward", "done"]
-        state_fields = sorted(set((ref_traj.states or {})) & set((trans_traj.states or {})))
+        state_fields = sorted(set(ref_traj.states or {}) & set(trans_traj.states or {}))
         all_fields = visible + [f"state.{name}" for name in state_fields]
         compared.update(all_fields)
         divergence = first_divergence(ref_traj, trans_traj, tolerance, all_fields)

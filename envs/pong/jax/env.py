@@ -54,7 +54,7 @@ class EnvParams:
     frameskip: int = struct.field(pytree_node=False, default=1)
 
     @classmethod
-    def from_config(cls, config: PongConfig) -> "EnvParams":
+    def from_config(cls, config: PongConfig) -> EnvParams:
         floats = {name: np.float32(getattr(config, name)) for name in (
             "width", "height", "paddle_width", "paddle_height", "ball_width", "ball_height", "paddle_speed",
             "ball_initial_speed_x", "ball_initial_speed_y", "ball_max_speed_y", "ball_speed_y_increment")}

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import ctypes
 import ctypes.util
-from functools import lru_cache
+from functools import cache
 
 import jax
 import numpy as np
@@ -18,12 +18,12 @@ MIN_PADDLE_Y = -DEFAULT.paddle_height / 2  # -35: pong.h's init()
 MAX_PADDLE_Y = DEFAULT.height - DEFAULT.paddle_height / 2  # 605
 
 
-@lru_cache(maxsize=None)
+@cache
 def _c_env(config: PongConfig) -> CPongVec:
     return CPongVec(1, 0, config)
 
 
-@lru_cache(maxsize=None)
+@cache
 def _jax_fns(config: PongConfig):
     params = jax_pong.EnvParams.from_config(config)
     make = jax.jit(lambda fields, seed: jax_pong.state_from_fields(fields, seed, params))
@@ -98,7 +98,7 @@ def assert_same_steps(fields: dict, actions, rand_seed: int = 1, config: PongCon
     """Step both backends from `fields`; every output and internal field must be bitwise equal.
     Returns the C outputs so a test can also check what the step did."""
     expected, actual = c_steps(fields, actions, rand_seed, config), jax_steps(fields, actions, rand_seed, config)
-    for t, ((c_obs, c_rew, c_done, c_int), (j_obs, j_rew, j_done, j_int)) in enumerate(zip(expected, actual)):
+    for t, ((c_obs, c_rew, c_done, c_int), (j_obs, j_rew, j_done, j_int)) in enumerate(zip(expected, actual, strict=True)):
         context = f"after step {t} of actions {list(actions)} from {fields}"
         assert bits(c_obs) == bits(j_obs), f"observation {context}: C {c_obs} vs JAX {j_obs}"
         assert bits(c_rew) == bits(j_rew), f"reward {context}: C {c_rew} vs JAX {j_rew}"

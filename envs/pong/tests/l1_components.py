@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 from envs.pong.backends import c_backend, jax_backend
 from envs.pong.params import PongConfig
 from envs.pong.tests import components, harness
-from envs.pong.tests.harness import coordinates, MAX_PADDLE_Y, MIN_PADDLE_Y, assert_same_steps, base_fields
+from envs.pong.tests.harness import MAX_PADDLE_Y, MIN_PADDLE_Y, assert_same_steps, base_fields, coordinates
 
 PONG = components.PONG
 C_BACKEND, JAX_BACKEND = c_backend(), jax_backend()

@@ -6,8 +6,7 @@ from hypothesis import strategies as st
 
 from envs.pong.params import PongConfig
 from envs.pong.tests import harness
-from envs.pong.tests.harness import coordinates, assert_same_steps, base_fields
-from envs.pong.tests.harness import libc_rand_sequence
+from envs.pong.tests.harness import assert_same_steps, base_fields, coordinates, libc_rand_sequence
 
 LEFT_MISS = dict(ball_x=5.0, ball_vx=-10.0, ball_y=600.0, paddle_yl=-35.0)
 

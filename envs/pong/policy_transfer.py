@@ -1,0 +1,108 @@
+"""Pong's two L4 backends: PPO trained on the JAX env (make_train) or on the C env (host loop), and
+greedy evaluation of a policy on either backend with the same seeds."""
+
+from __future__ import annotations
+
+import dataclasses
+from functools import cache
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from shared.ppo import PPOConfig, train_host, train_with_progress
+from shared.ppo.core import make_network
+from shared.verification.l4 import L4Backend, TrainOutcome
+
+from .gym_envs import CPongVectorEnv
+from .jax import env as jax_pong
+from .params import NUM_ACTIONS, PongConfig
+from .reference.c_pong import CPongVec
+
+EVAL_EPISODES = 10
+
+
+@dataclasses.dataclass(frozen=True)
+class L4Settings:
+    pong: PongConfig = PongConfig(frameskip=8)  # PufferLib's training setting (config/ocean/pong.ini)
+    ppo: PPOConfig = PPOConfig(total_timesteps=2_000_000, num_envs=64, num_steps=128, learning_rate=1e-3)
+    eval_episodes: int = EVAL_EPISODES
+    max_eval_steps: int = 5_000
+
+
+def _curve(config: PPOConfig, returns: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    steps = (np.arange(len(returns)) + 1) * config.batch_size
+    return steps, np.asarray(returns, dtype=np.float64)
+
+
+@cache
+def _greedy(settings: L4Settings):
+    network = make_network(settings.ppo, NUM_ACTIONS)
+    return jax.jit(lambda params, obs: jnp.argmax(network.apply(params, obs)[0], axis=-1))
+
+
+def evaluate_on_jax(settings: L4Settings, params, seed: int) -> float:
+    """Mean return of the greedy policy over eval_episodes JAX episodes seeded seed*1000 + e."""
+    env_params = jax_pong.EnvParams.from_config(settings.pong)
+    network = make_network(settings.ppo, NUM_ACTIONS)
+    seeds = jnp.asarray([(seed * 1000 + e) % 2**32 for e in range(settings.eval_episodes)], dtype=jnp.uint32)
+
+    @jax.jit
+    def play(params, seeds):
+        obs, state = jax.vmap(jax_pong.reset_from_seed, in_axes=(0, None))(seeds, env_params)
+
+        def body(carry, _):
+            obs, state, total, finished = carry
+            action = jnp.argmax(network.apply(params, obs)[0], axis=-1)
+            obs, state, reward, done, _ = jax.vmap(jax_pong.step, in_axes=(None, 0, 0, None))(None, state, action, env_params)
+            total = total + jnp.where(finished, 0.0, reward)
+            return (obs, state, total, finished | done), None
+
+        zeros = jnp.zeros(seeds.shape[0])
+        (_, _, total, finished), _ = jax.lax.scan(body, (obs, state, zeros, zeros.astype(bool)), None,
+                                                  length=settings.max_eval_steps)
+        return total, finished
+
+    total, finished = play(params, seeds)
+    return float(np.mean(np.asarray(total)))
+
+
+def evaluate_on_c(settings: L4Settings, params, seed: int) -> float:
+    """The same episodes on PufferLib's C Pong: one C env per episode, srand(seed*1000 + e)."""
+    greedy = _greedy(settings)
+    env = CPongVec(num_envs=1, seed=0, config=settings.pong)
+    totals = []
+    for e in range(settings.eval_episodes):
+        obs = env.reset(seed * 1000 + e)
+        total = 0.0
+        for _ in range(settings.max_eval_steps):
+            action = np.asarray(greedy(params, jnp.asarray(obs)))
+            obs, reward, terminal = env.step(action)
+            total += float(reward[0])
+            if terminal[0]:
+                break
+        totals.append(total)
+    env.close()
+    return float(np.mean(totals))
+
+
+def jax_backend(settings: L4Settings = L4Settings(), show_progress: bool = False) -> L4Backend:
+    def train(seed: int) -> TrainOutcome:
+        config = dataclasses.replace(settings.ppo, seed=seed)
+        train_state, metrics = train_with_progress(config, jax_pong.env_spec(settings.pong), show=show_progress)
+        steps, returns = _curve(config, metrics["episode_return"])
+        return TrainOutcome(train_state.params, steps, returns)
+
+    return L4Backend("JAX", train, lambda params, seed: evaluate_on_jax(settings, params, seed))
+
+
+def c_backend(settings: L4Settings = L4Settings(), show_progress: bool = False) -> L4Backend:
+    def train(seed: int) -> TrainOutcome:
+        config = dataclasses.replace(settings.ppo, seed=seed)
+        env = CPongVectorEnv(config.num_envs, config=settings.pong)
+        train_state, metrics, _ = train_host(config, env, show_progress=show_progress, name="pong C")
+        env.close()
+        steps, returns = _curve(config, metrics["episode_return"])
+        return TrainOutcome(train_state.params, steps, returns)
+
+    return L4Backend("PufferLib C", train, lambda params, seed: evaluate_on_c(settings, params, seed))

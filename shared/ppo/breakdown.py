@@ -1,0 +1,184 @@
+"""Where one PPO iteration's time goes: env step, host-device transfer, policy forward, backward
+(the paper's Figure 3), for any registered env and backend and any network size.
+
+    ./pants run shared/ppo:breakdown -- --env pong --backends jax,c --networks small,2M
+    python -m shared.ppo.breakdown --env pong --networks small,2M,20M --num-envs 1024 --num-steps 16
+
+JAX backends run PPO fused on the device: nothing crosses to the host, so their transfer is 0; each
+phase is timed as its own compiled program (a scan of env steps, a scan of forwards, the update).
+Host backends (C, Rust, Python references) are timed inside the host loop, phase by phase, on the
+update after the first (which compiles). Prints a table and saves a stacked bar chart (PNG) and JSON.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+if __name__ == "__main__" and not __package__:
+    sys.path[0] = str(Path(__file__).resolve().parents[2])
+
+import argparse
+import dataclasses
+import importlib
+import json
+import time
+
+import numpy as np
+
+PHASES = ("env_step", "transfer", "forward", "backward")
+
+# env -> backend -> "module:function" returning a dict with either "jax_env" (a JaxEnvSpec) or
+# "make_vector_env" (num_envs -> Gymnasium VectorEnv). New envs add themselves here.
+REGISTRY: dict[str, dict[str, str]] = {
+    "pong": {"jax": "envs.pong.ppo_backends:jax_backend", "c": "envs.pong.ppo_backends:c_backend"},
+}
+
+
+def _load(path: str):
+    module, _, name = path.partition(":")
+    return getattr(importlib.import_module(module), name)()
+
+
+def _timed(fn, *args, repeats: int = 3) -> float:
+    import jax
+
+    jax.block_until_ready(fn(*args))  # compile and warm
+    best = float("inf")
+    for _ in range(repeats):
+        start = time.perf_counter()
+        jax.block_until_ready(fn(*args))
+        best = min(best, time.perf_counter() - start)
+    return best
+
+
+def jax_breakdown(env, config) -> dict:
+    import jax
+    import jax.numpy as jnp
+
+    from .core import Transition, make_network, make_train_state, update
+
+    network = make_network(config, env.num_actions)
+    key = jax.random.PRNGKey(0)
+    train_state = make_train_state(config, network, key, env.observation_shape)
+    obs, state = jax.vmap(env.reset, in_axes=(0, None))(jax.random.split(key, config.num_envs), env.params)
+    actions = jax.random.randint(key, (config.num_steps, config.num_envs), 0, env.num_actions)
+    keys = jax.random.split(key, config.num_envs)
+
+    @jax.jit
+    def env_steps(state, actions):
+        def body(state, action):
+            obs, state, reward, done, _ = jax.vmap(env.step, in_axes=(0, 0, 0, None))(keys, state, action, env.params)
+            return state, obs
+        return jax.lax.scan(body, state, actions)
+
+    _, observations = env_steps(state, actions)
+
+    @jax.jit
+    def forwards(params, observations):
+        return jax.lax.map(lambda o: network.apply(params, o), observations)
+
+    logits, values = forwards(train_state.params, observations)
+    transitions = Transition(done=jnp.zeros(actions.shape, bool), action=actions, value=values,
+                             reward=jnp.zeros(actions.shape), log_prob=jnp.full(actions.shape, -1.0), obs=observations)
+    backward = jax.jit(lambda ts, tr, last, k: update(ts, tr, last, k, config)[0].params)
+    return {
+        "env_step": _timed(env_steps, state, actions),
+        "transfer": 0.0,
+        "forward": _timed(forwards, train_state.params, observations),
+        "backward": _timed(backward, train_state, transitions, obs, key),
+    }
+
+
+def host_breakdown(make_vector_env, config, name: str) -> dict:
+    from .host_loop import train_host
+
+    env = make_vector_env(config.num_envs)
+    config = dataclasses.replace(config, total_timesteps=config.batch_size * 3)
+    _, _, times = train_host(config, env, show_progress=False, name=name)
+    env.close()
+    later = times.phases_per_update[1:]  # the first update compiles
+    return {phase: float(np.median([p[phase] for p in later])) for phase in PHASES}
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--env", default="pong", choices=sorted(REGISTRY))
+    parser.add_argument("--backends", default=None, help="comma-separated (default: all registered)")
+    parser.add_argument("--networks", default="small,2M", help="presets: small, 2M, 20M, 200M")
+    parser.add_argument("--num-envs", type=int, default=64)
+    parser.add_argument("--num-steps", type=int, default=128)
+    parser.add_argument("--out", default="bench-results/breakdown")
+    args = parser.parse_args(argv)
+
+    from rich.console import Console
+    from rich.table import Table
+
+    from .core import PPOConfig
+    from .networks import parameter_count
+
+    console = Console()
+    backends = args.backends.split(",") if args.backends else list(REGISTRY[args.env])
+    unknown = [b for b in backends if b not in REGISTRY[args.env]]
+    if unknown:
+        parser.error(f"{args.env} has no backend {unknown}; registered: {sorted(REGISTRY[args.env])}")
+    results = []
+    for preset in args.networks.split(","):
+        config = PPOConfig(num_envs=args.num_envs, num_steps=args.num_steps, network=preset)
+        for backend in backends:
+            spec = _load(REGISTRY[args.env][backend])
+            with console.status(f"{args.env}/{backend}, network {preset}"):
+                if "jax_env" in spec:
+                    phases = jax_breakdown(spec["jax_env"], config)
+                    import jax
+
+                    from .core import make_network
+                    params = make_network(config, spec["jax_env"].num_actions).init(
+                        jax.random.PRNGKey(0), np.zeros(spec["jax_env"].observation_shape, np.float32))
+                else:
+                    phases = host_breakdown(spec["make_vector_env"], config, f"{args.env}/{backend}")
+                    params = None
+            results.append({"env": args.env, "backend": backend, "network": preset,
+                            "parameters": parameter_count(params) if params is not None else None,
+                            "num_envs": args.num_envs, "num_steps": args.num_steps, **phases,
+                            "total": sum(phases.values())})
+
+    table = Table(title=f"One PPO iteration, {args.env}: {args.num_envs} envs x {args.num_steps} steps")
+    for column in ("backend", "network", *PHASES, "total s", "env share"):
+        table.add_column(column, justify="right")
+    for r in results:
+        table.add_row(r["backend"], r["network"], *(f"{r[p]:.4f}" for p in PHASES), f"{r['total']:.4f}",
+                      f"{100 * r['env_step'] / r['total']:.1f}%")
+    console.print(table)
+
+    out = Path(args.out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.with_suffix(".json").write_text(json.dumps(results, indent=2))
+    _plot(results, out.with_suffix(".png"))
+    console.print(f"wrote {out.with_suffix('.json')} and {out.with_suffix('.png')}")
+    return 0
+
+
+def _plot(results: list[dict], path: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    labels = [f"{r['backend']}\n{r['network']}" for r in results]
+    figure, axis = plt.subplots(figsize=(max(5, 1.4 * len(results)), 4))
+    bottom = np.zeros(len(results))
+    for phase in PHASES:
+        shares = np.asarray([100 * r[phase] / r["total"] for r in results])
+        axis.bar(labels, shares, bottom=bottom, label=phase.replace("_", " "))
+        bottom += shares
+    axis.set_ylabel("% of one PPO iteration")
+    axis.set_title(f"{results[0]['env']}: PPO iteration time by phase")
+    axis.legend(loc="upper right", fontsize=8)
+    figure.tight_layout()
+    figure.savefig(path, dpi=120)
+    plt.close(figure)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

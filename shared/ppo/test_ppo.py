@@ -1,0 +1,106 @@
+"""PPO's parts against values worked out by hand, and both loops on a tiny env."""
+
+import dataclasses
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+from shared.ppo import PPOConfig, compute_gae, make_train, train_host
+from shared.ppo.core import Transition, make_network
+from shared.ppo.jax_loop import JaxEnvSpec
+from shared.ppo.networks import PRESETS, ActorCritic, entropy, log_prob, parameter_count
+
+
+def test_defaults_match_the_issue():
+    config = PPOConfig()
+    assert (config.learning_rate, config.clip_eps, config.update_epochs, config.gae_lambda, config.gamma) == \
+        (2.5e-4, 0.2, 4, 0.95, 0.99)
+
+
+@pytest.mark.parametrize("preset, target", [("2M", 2e6), ("20M", 20e6), ("200M", 200e6)])
+def test_presets_have_their_size(preset, target):
+    network = ActorCritic(num_actions=3, hidden=PRESETS[preset])
+    shapes = jax.eval_shape(network.init, jax.random.PRNGKey(0), jnp.zeros(8))  # no 200M allocation
+    assert abs(parameter_count(shapes) - target) / target < 0.05
+
+
+def test_gae_by_hand():
+    # one env, three steps, episode ends at step 1: gamma 0.5, lambda 0.5
+    config = PPOConfig(gamma=0.5, gae_lambda=0.5, num_envs=1, num_steps=3, num_minibatches=1)
+    rewards = jnp.asarray([[1.0], [2.0], [3.0]])
+    values = jnp.asarray([[0.5], [1.0], [2.0]])
+    dones = jnp.asarray([[False], [True], [False]])
+    transitions = Transition(done=dones, action=jnp.zeros((3, 1), jnp.int32), value=values, reward=rewards,
+                             log_prob=jnp.zeros((3, 1)), obs=jnp.zeros((3, 1, 1)))
+    advantages, targets = compute_gae(transitions, jnp.asarray([4.0]), config)
+    delta2 = 3.0 + 0.5 * 4.0 - 2.0        # 3.0
+    delta1 = 2.0 - 1.0                    # done: no bootstrap -> 1.0
+    delta0 = 1.0 + 0.5 * 1.0 - 0.5        # 1.0
+    expected = [delta0 + 0.25 * delta1, delta1, delta2]
+    np.testing.assert_allclose(np.asarray(advantages)[:, 0], expected, rtol=1e-6)
+    np.testing.assert_allclose(np.asarray(targets)[:, 0], np.asarray(expected) + [0.5, 1.0, 2.0], rtol=1e-6)
+
+
+def test_log_prob_and_entropy_by_hand():
+    logits = jnp.log(jnp.asarray([[0.5, 0.25, 0.25]]))
+    assert float(log_prob(logits, jnp.asarray([1]))[0]) == pytest.approx(np.log(0.25), rel=1e-6)
+    assert float(entropy(logits)[0]) == pytest.approx(-(0.5 * np.log(0.5) + 2 * 0.25 * np.log(0.25)), rel=1e-6)
+
+
+# A one-step bandit as a gymnax-style env: action 1 pays 1, action 0 pays 0; every step ends.
+def _bandit_reset(key, params):
+    return jnp.zeros(2), jnp.int32(0)
+
+
+def _bandit_step(key, state, action, params):
+    return jnp.zeros(2), state, (action == 1).astype(jnp.float32), jnp.bool_(True), {}
+
+
+BANDIT = JaxEnvSpec("bandit", _bandit_reset, _bandit_step, None, (2,), 2)
+
+
+def test_make_train_learns_a_bandit_and_reports_progress():
+    config = PPOConfig(total_timesteps=16 * 16 * 30, num_envs=16, num_steps=16, learning_rate=1e-2, ent_coef=0.0)
+    seen = []
+    train = jax.jit(make_train(config, BANDIT, progress=lambda i, r: seen.append(float(r))))
+    out = jax.block_until_ready(train(jax.random.PRNGKey(0)))
+    returns = np.asarray(out["metrics"]["episode_return"])
+    # the first update's episodes come from the untrained policy (about half right)
+    assert returns.shape == (30,) and returns[0] < 0.7 and returns[-3:].mean() > 0.95
+    assert len(seen) == 30
+
+
+def test_host_loop_uses_the_same_network_and_learns_the_bandit():
+    import gymnasium
+
+    class BanditVector(gymnasium.vector.VectorEnv):
+        def __init__(self, n):
+            self.num_envs = n
+            self.single_observation_space = gymnasium.spaces.Box(0, 1, (2,), np.float32)
+            self.single_action_space = gymnasium.spaces.Discrete(2)
+
+        def reset(self, *, seed=None, options=None):
+            return np.zeros((self.num_envs, 2), np.float32), {}
+
+        def step(self, actions):
+            rewards = (np.asarray(actions) == 1).astype(np.float32)
+            ones = np.ones(self.num_envs, bool)
+            return np.zeros((self.num_envs, 2), np.float32), rewards, ones, ~ones, {}
+
+    config = PPOConfig(total_timesteps=16 * 16 * 30, num_envs=16, num_steps=16, learning_rate=1e-2, ent_coef=0.0)
+    _, metrics, times = train_host(config, BanditVector(16), show_progress=False)
+    assert metrics["episode_return"][-3:].mean() > 0.95
+    assert len(times.per_update) == 30 and all(p["backward"] > 0 for p in times.phases_per_update)
+    assert make_network(config, 2).hidden == PRESETS["small"]
+
+
+def test_host_loop_rejects_a_mismatched_env():
+    import gymnasium
+
+    from envs.pong.gym_envs import CPongVectorEnv
+
+    with pytest.raises(ValueError, match="num_envs"):
+        train_host(dataclasses.replace(PPOConfig(), num_envs=8), CPongVectorEnv(4), show_progress=False)
+    assert gymnasium  # imported for the env classes above

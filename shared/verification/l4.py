@@ -1,0 +1,181 @@
+"""L4: cross-backend policy transfer, decided with TOST.
+
+Train a policy with PPO on backend A and on backend B (10 seeds each by default), evaluate every
+policy on both backends, and test equivalence of mean returns with two one-sided Welch t-tests
+(statsmodels' ttost_ind, usevar="unequal") on the env's margin Delta:
+
+- training equivalence, per evaluation backend E: returns of A-trained policies on E vs returns of
+  B-trained policies on E (do both backends train equally good policies?);
+- transfer equivalence, per training backend T: T-trained policies evaluated on A vs on B (does a
+  policy score the same on both backends?).
+
+The verdict is "equivalent" only if every test rejects non-equivalence at alpha. Results are written
+as JSON and markdown, with a PNG of both backends' training curves.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+from pathlib import Path
+from typing import Any, Callable, Optional, Sequence
+
+import numpy as np
+
+
+@dataclasses.dataclass
+class TrainOutcome:
+    policy: Any
+    curve_steps: np.ndarray  # env steps at the end of each update
+    curve_returns: np.ndarray  # mean episode return finished during each update (NaN if none)
+
+
+@dataclasses.dataclass
+class L4Backend:
+    name: str
+    train: Callable[[int], TrainOutcome]  # seed -> trained policy and its curve
+    evaluate: Callable[[Any, int], float]  # (policy, evaluation seed) -> mean episode return
+
+
+@dataclasses.dataclass
+class TostResult:
+    comparison: str
+    first: str
+    second: str
+    mean_difference: float
+    p_value: float
+    equivalent: bool
+    note: str = ""
+
+
+def tost(first: Sequence[float], second: Sequence[float], delta: float, alpha: float = 0.05,
+         comparison: str = "", names: tuple[str, str] = ("first", "second")) -> TostResult:
+    """Welch TOST on H0: |mean(first) - mean(second)| >= delta."""
+    from statsmodels.stats.weightstats import ttost_ind
+
+    a, b = np.asarray(first, dtype=np.float64), np.asarray(second, dtype=np.float64)
+    difference = float(a.mean() - b.mean())
+    if a.std() == 0.0 and b.std() == 0.0:
+        # Welch's t is undefined without variance; with none, the difference is known exactly.
+        p_value = 0.0 if abs(difference) < delta else 1.0
+        note = "both samples constant: decided on the exact difference"
+    else:
+        p_value = float(ttost_ind(a, b, -delta, delta, usevar="unequal")[0])
+        note = ""
+    return TostResult(comparison, names[0], names[1], difference, p_value, p_value < alpha, note)
+
+
+@dataclasses.dataclass
+class TransferReport:
+    env: str
+    delta: float
+    alpha: float
+    seeds: list[int]
+    backends: list[str]
+    returns: dict[str, dict[str, list[float]]]  # returns[train][eval] = one mean return per seed
+    tests: list[TostResult]
+    curves: dict[str, list[dict]]
+
+    @property
+    def equivalent(self) -> bool:
+        return all(t.equivalent for t in self.tests)
+
+    def to_json(self) -> dict:
+        return {
+            "env": self.env, "delta": self.delta, "alpha": self.alpha, "seeds": self.seeds,
+            "backends": self.backends, "returns": self.returns,
+            "tests": [dataclasses.asdict(t) for t in self.tests],
+            "verdict": "equivalent" if self.equivalent else "not shown equivalent",
+            "curves": self.curves,
+        }
+
+    def to_markdown(self) -> str:
+        lines = [f"L4 policy transfer, {self.env}: {len(self.seeds)} seeds per backend, Delta = {self.delta}, "
+                 f"alpha = {self.alpha}", "",
+                 "| trained on \\ evaluated on | " + " | ".join(self.backends) + " |",
+                 "|---|" + "---|" * len(self.backends)]
+        for train in self.backends:
+            cells = []
+            for evaluate in self.backends:
+                values = np.asarray(self.returns[train][evaluate])
+                cells.append(f"{values.mean():.2f} ± {values.std(ddof=1) if len(values) > 1 else 0.0:.2f}")
+            lines.append(f"| {train} | " + " | ".join(cells) + " |")
+        lines += ["", "| test | compared | mean difference | TOST p | verdict |", "|---|---|---|---|---|"]
+        for t in self.tests:
+            verdict = "equivalent" if t.equivalent else "not shown equivalent"
+            note = f" ({t.note})" if t.note else ""
+            lines.append(f"| {t.comparison} | {t.first} vs {t.second} | {t.mean_difference:+.3f} | "
+                         f"{t.p_value:.2e} | {verdict}{note} |")
+        lines += ["", f"**Verdict: {'equivalent' if self.equivalent else 'not shown equivalent'}** "
+                      f"(every test must reject |difference| >= {self.delta} at alpha {self.alpha})."]
+        return "\n".join(lines)
+
+    def save(self, directory: str | Path) -> dict[str, Path]:
+        directory = Path(directory)
+        directory.mkdir(parents=True, exist_ok=True)
+        paths = {"json": directory / "l4.json", "markdown": directory / "l4.md", "plot": directory / "l4_curves.png"}
+        paths["json"].write_text(json.dumps(self.to_json(), indent=2, default=float))
+        paths["markdown"].write_text(self.to_markdown() + "\n")
+        self.plot(paths["plot"])
+        return paths
+
+    def plot(self, path: str | Path) -> None:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+
+        figure, axis = plt.subplots(figsize=(7, 4))
+        for backend, runs in self.curves.items():
+            steps = np.asarray(runs[0]["steps"], dtype=np.float64)
+            returns = np.asarray([run["returns"] for run in runs], dtype=np.float64)
+            with np.errstate(all="ignore"):
+                mean, std = np.nanmean(returns, axis=0), np.nanstd(returns, axis=0)
+            axis.plot(steps, mean, label=f"trained on {backend} ({len(runs)} seeds)")
+            axis.fill_between(steps, mean - std, mean + std, alpha=0.2)
+        axis.set_xlabel("environment steps")
+        axis.set_ylabel("mean episode return")
+        axis.set_title(f"{self.env}: PPO training curves (mean ± std over seeds)")
+        axis.legend()
+        figure.tight_layout()
+        figure.savefig(path, dpi=120)
+        plt.close(figure)
+
+
+def run_policy_transfer(backends: Sequence[L4Backend], *, env: str, delta: float, seeds: Sequence[int] = range(10),
+                        alpha: float = 0.05, eval_seed: int = 10_000, out_dir: Optional[str | Path] = None,
+                        log: Callable[[str], None] = print) -> TransferReport:
+    if len(backends) != 2:
+        raise ValueError("L4 compares exactly two backends")
+    seeds = [int(s) for s in seeds]
+    names = [b.name for b in backends]
+    policies: dict[str, list] = {}
+    curves: dict[str, list[dict]] = {}
+    for backend in backends:
+        policies[backend.name], curves[backend.name] = [], []
+        for seed in seeds:
+            log(f"L4 {env}: training on {backend.name}, seed {seed}")
+            outcome = backend.train(seed)
+            policies[backend.name].append(outcome.policy)
+            curves[backend.name].append({"seed": seed, "steps": np.asarray(outcome.curve_steps).tolist(),
+                                         "returns": [None if math.isnan(x) else float(x)
+                                                     for x in np.asarray(outcome.curve_returns, dtype=float)]})
+    returns: dict[str, dict[str, list[float]]] = {n: {} for n in names}
+    for train in backends:
+        for evaluate in backends:
+            log(f"L4 {env}: evaluating {train.name}-trained policies on {evaluate.name}")
+            returns[train.name][evaluate.name] = [
+                float(evaluate.evaluate(policy, eval_seed + seed)) for seed, policy in zip(seeds, policies[train.name], strict=True)]
+    tests = []
+    for evaluate in names:
+        tests.append(tost(returns[names[0]][evaluate], returns[names[1]][evaluate], delta, alpha,
+                          f"training, evaluated on {evaluate}", (f"trained on {names[0]}", f"trained on {names[1]}")))
+    for train in names:
+        tests.append(tost(returns[train][names[0]], returns[train][names[1]], delta, alpha,
+                          f"transfer, trained on {train}", (f"evaluated on {names[0]}", f"evaluated on {names[1]}")))
+    report = TransferReport(env=env, delta=delta, alpha=alpha, seeds=seeds, backends=names, returns=returns,
+                            tests=tests, curves=curves)
+    if out_dir is not None:
+        report.save(out_dir)
+    return report

@@ -1,0 +1,77 @@
+"""The L3 comparison itself, on toy backends whose divergence is known in advance."""
+
+import numpy as np
+import pytest
+
+from shared.verification import toy_backends
+from shared.verification.l3 import EXACT, L3Divergence, Tolerance, compare_rollouts, replay, uniform_discrete
+
+
+def run(translation, **kwargs):
+    return compare_rollouts(toy_backends.Counter(), translation, env_name="toy", episodes=kwargs.pop("episodes", 5),
+                            action_source=uniform_discrete(2), **kwargs)
+
+
+def test_identical_backends_pass_and_count_everything():
+    result = run(toy_backends.Counter(name="same"))
+    assert result.episodes == 5 and result.steps == 5 * 50
+    assert result.fields_compared == ["observation", "reward", "done", "state.drift", "state.t"]
+
+
+def test_report_names_episode_step_field_values_and_first_internal_divergence():
+    with pytest.raises(L3Divergence) as caught:
+        run(toy_backends.buggy(), reference_factory="shared.verification.toy_backends:reference",
+            translation_factory="shared.verification.toy_backends:buggy")
+    error, report = caught.value, str(caught.value)
+    # the hidden drift diverges at step 17; the observation only shows it at step 20
+    assert error.episode == 0 and error.divergence.step == 17 and error.divergence.field == "state.drift"
+    assert "episode 0 (seed 0), step 17, field state.drift" in report
+    assert "reference:   0.0" in report and "translation: 1e-06" in report
+    assert len(error.actions) == 17 and "actions=[" in report
+    assert "replay('shared.verification.toy_backends:reference', 'shared.verification.toy_backends:buggy', seed=0" in report
+
+
+def test_visible_divergence_reports_the_earlier_internal_one():
+    # compare only what an agent sees: the observation diverges at step 20, the state at 17
+    from shared.verification.l3 import first_divergence, play_actions
+
+    actions = [1] * 30
+    ref, bad = play_actions(toy_backends.Counter(), 0, actions), play_actions(toy_backends.buggy(), 0, actions)
+    visible = first_divergence(ref, bad, EXACT, ["observation", "reward", "done"])
+    internal = first_divergence(ref, bad, EXACT, ["state.drift", "state.t"])
+    assert (visible.step, visible.field, visible.index) == (20, "observation", (0,))
+    assert (internal.step, internal.field) == (17, "state.drift")
+
+
+def test_tolerance_mode_accepts_small_differences_and_names_the_field():
+    tolerant = Tolerance(default=0.0, per_field={"observation": 1e-3, "state.drift": 1e-3})
+    assert run(toy_backends.buggy(), tolerance=tolerant).episodes == 5
+    with pytest.raises(L3Divergence, match="field state.drift"):
+        run(toy_backends.buggy(), tolerance=Tolerance(default=0.0, per_field={"observation": 1e-3}))
+
+
+def test_exact_mode_is_bitwise_for_floats():
+    from shared.verification.l3 import Trajectory, first_divergence
+
+    a = Trajectory(np.asarray([[0.0]], np.float32), np.zeros(1), np.zeros(1, bool))
+    b = Trajectory(np.asarray([[-0.0]], np.float32), np.zeros(1), np.zeros(1, bool))
+    assert first_divergence(a, b, EXACT).field == "observation"
+    assert first_divergence(a, b, Tolerance(default=1e-9)) is None
+
+
+def test_episode_length_mismatch_is_a_divergence():
+    with pytest.raises(L3Divergence, match="done"):
+        run(toy_backends.Counter(episode_length=40))
+
+
+def test_replay_reproduces_the_reported_divergence(capsys):
+    with pytest.raises(L3Divergence) as caught:
+        run(toy_backends.buggy())
+    divergence = replay("shared.verification.toy_backends:reference", "shared.verification.toy_backends:buggy",
+                        seed=caught.value.seed, actions=caught.value.actions + [0])
+    assert divergence.step == 17 and "step 17, state.drift" in capsys.readouterr().out
+
+
+def test_seeds_must_match_episodes():
+    with pytest.raises(ValueError, match="3 episodes but 2 seeds"):
+        run(toy_backends.Counter(), episodes=3, seeds=[1, 2])

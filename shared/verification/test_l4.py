@@ -1,0 +1,58 @@
+"""TOST decisions and the L4 report, on synthetic backends whose answer is known."""
+
+import json
+
+import numpy as np
+import pytest
+
+from shared.verification.l4 import L4Backend, TrainOutcome, run_policy_transfer, tost
+
+
+def test_tost_accepts_equal_means_and_rejects_a_shift():
+    rng = np.random.default_rng(0)
+    a, b = rng.normal(10.0, 0.3, 10), rng.normal(10.0, 0.3, 10)
+    assert tost(a, b, delta=1.0).equivalent
+    assert not tost(a, b + 2.0, delta=1.0).equivalent
+    # too noisy to show equivalence at this margin, although the true means are equal
+    assert not tost(rng.normal(0, 5, 10), rng.normal(0, 5, 10), delta=1.0).equivalent
+
+
+def test_tost_with_constant_samples_decides_on_the_exact_difference():
+    assert tost([3.0] * 10, [3.0] * 10, delta=0.5).equivalent
+    result = tost([3.0] * 10, [4.0] * 10, delta=0.5)
+    assert not result.equivalent and "constant" in result.note
+
+
+def synthetic_backend(name: str, skill_offset: float, eval_bias: float) -> L4Backend:
+    def train(seed: int) -> TrainOutcome:
+        rng = np.random.default_rng(seed)
+        skill = 5.0 + skill_offset + rng.normal(0, 0.2)
+        steps = np.arange(1, 11) * 1000
+        return TrainOutcome(policy=skill, curve_steps=steps, curve_returns=np.linspace(0, skill, 10))
+
+    def evaluate(policy: float, seed: int) -> float:
+        return policy + eval_bias + np.random.default_rng(seed).normal(0, 0.05)
+
+    return L4Backend(name, train, evaluate)
+
+
+def test_equivalent_backends_give_an_equivalent_verdict_and_all_outputs(tmp_path):
+    report = run_policy_transfer([synthetic_backend("A", 0.0, 0.0), synthetic_backend("B", 0.0, 0.0)],
+                                 env="synthetic", delta=1.0, out_dir=tmp_path, log=lambda _: None)
+    assert report.equivalent and len(report.tests) == 4
+    data = json.loads((tmp_path / "l4.json").read_text())
+    assert data["verdict"] == "equivalent" and len(data["returns"]["A"]["B"]) == 10
+    markdown = (tmp_path / "l4.md").read_text()
+    assert "| A |" in markdown and "Verdict: equivalent" in markdown
+    assert (tmp_path / "l4_curves.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+@pytest.mark.parametrize("skill_offset, eval_bias, failing", [
+    (3.0, 0.0, "training"),    # B trains better policies
+    (0.0, 2.0, "transfer"),    # B scores every policy higher
+])
+def test_a_real_difference_is_not_called_equivalent(skill_offset, eval_bias, failing):
+    report = run_policy_transfer([synthetic_backend("A", 0.0, 0.0), synthetic_backend("B", skill_offset, eval_bias)],
+                                 env="synthetic", delta=1.0, log=lambda _: None)
+    assert not report.equivalent
+    assert any(t.comparison.startswith(failing) and not t.equivalent for t in report.tests)
