@@ -18,7 +18,7 @@ LINT_REQUIREMENTS = "3rdparty/python/lint-requirements.txt"
 def tests(session: nox.Session) -> None:
     session.install("-r", JAX_REQUIREMENTS)
     args = session.posargs or ["-m", "not slow"]
-    session.run("python", "-m", "pytest", "-q", "-p", "no:cacheprovider", *args, "envs", "shared")
+    session.run("python", "-m", "pytest", "-q", "-p", "no:cacheprovider", *args, "envs", "shared", "tools")
 
 
 @nox.session(python=PYTHON)

@@ -163,7 +163,7 @@ def _format_value(value: Any, index: tuple) -> str:
     scalar = array[index] if index else array
     text = repr(scalar.item()) if np.ndim(scalar) == 0 else np.array2string(scalar)
     if array.dtype.kind == "f" and np.ndim(scalar) == 0:
-        bits = np.asarray(scalar).view(np.uint32 if array.itemsize == 4 else np.uint64)
+        bits = np.asarray(scalar).view({2: np.uint16, 4: np.uint32, 8: np.uint64}[array.itemsize])
         text += f" (bits 0x{int(bits):0{array.itemsize * 2}x})"
     return text
 
@@ -216,7 +216,7 @@ def _reproducer(reference_factory: Optional[str], translation_factory: Optional[
         return f"seed={seed}, actions={_actions_literal(actions)}"
     tolerance_text = "" if tolerance == EXACT else f", tolerance={tolerance!r}"
     return (
-        "from shared.verification.l3 import replay\n"
+        f"from shared.verification.l3 import {'replay' if tolerance == EXACT else 'Tolerance, replay'}\n"
         f"replay({reference_factory!r}, {translation_factory!r}, seed={seed},\n"
         f"       actions={_actions_literal(actions)}{tolerance_text})"
     )
