@@ -146,11 +146,22 @@ def c_ppo_sps(num_envs: int, updates: int, frameskip: int) -> tuple[float, float
     return config.batch_size / float(np.mean(times.per_update[1:])), times.per_update[0]
 
 
+def _cpu_model() -> str:
+    try:
+        with open("/proc/cpuinfo") as handle:
+            for line in handle:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor()
+
+
 def machine() -> dict:
     import jax
 
     return {
-        "cpus": os.cpu_count(), "platform": platform.platform(), "processor": platform.processor(),
+        "cpus": os.cpu_count(), "platform": platform.platform(), "processor": _cpu_model(),
         "python": sys.version.split()[0], "jax": jax.__version__, "jax_backend": jax.default_backend(),
         "jax_devices": [str(d) for d in jax.devices()],
     }
@@ -182,7 +193,7 @@ def main(argv=None) -> int:
     from rich.console import Console
     from rich.table import Table
 
-    console = Console()
+    console = Console(width=None if sys.stdout.isatty() else 150)
     console.print(f"[bold]Pong benchmark[/bold]: frameskip {args.frameskip}, batches {batches}, "
                   f"{seconds:.1f} s per random-action measurement, {args.ppo_updates} PPO updates per PPO row")
     rows = []

@@ -25,7 +25,7 @@ EVAL_EPISODES = 10
 @dataclasses.dataclass(frozen=True)
 class L4Settings:
     pong: PongConfig = PongConfig(frameskip=8)  # PufferLib's training setting (config/ocean/pong.ini)
-    ppo: PPOConfig = PPOConfig(total_timesteps=2_000_000, num_envs=64, num_steps=128, learning_rate=1e-3)
+    ppo: PPOConfig = PPOConfig(total_timesteps=4_000_000, num_envs=64, num_steps=128, learning_rate=1e-3)
     eval_episodes: int = EVAL_EPISODES
     max_eval_steps: int = 5_000
 

@@ -7,7 +7,8 @@ policy on both backends, and test equivalence of mean returns with two one-sided
 - training equivalence, per evaluation backend E: returns of A-trained policies on E vs returns of
   B-trained policies on E (do both backends train equally good policies?);
 - transfer equivalence, per training backend T: T-trained policies evaluated on A vs on B (does a
-  policy score the same on both backends?).
+  policy score the same on both backends?). These samples are paired by policy, so the test is
+  the paired TOST (ttost_paired) on the per-policy differences.
 
 The verdict is "equivalent" only if every test rejects non-equivalence at alpha. Results are written
 as JSON and markdown, with a PNG of both backends' training curves.
@@ -50,19 +51,25 @@ class TostResult:
 
 
 def tost(first: Sequence[float], second: Sequence[float], delta: float, alpha: float = 0.05,
-         comparison: str = "", names: tuple[str, str] = ("first", "second")) -> TostResult:
-    """Welch TOST on H0: |mean(first) - mean(second)| >= delta."""
-    from statsmodels.stats.weightstats import ttost_ind
+         comparison: str = "", names: tuple[str, str] = ("first", "second"), paired: bool = False) -> TostResult:
+    """TOST on H0: |mean(first) - mean(second)| >= delta. Independent samples: Welch
+    (statsmodels' ttost_ind, usevar="unequal"). Paired samples (the same policies scored on two
+    backends): ttost_paired on the per-policy differences, which is what pairing is for: two
+    backends that give every policy the same score are equivalent however much the policies differ."""
+    from statsmodels.stats.weightstats import ttost_ind, ttost_paired
 
     a, b = np.asarray(first, dtype=np.float64), np.asarray(second, dtype=np.float64)
     difference = float(a.mean() - b.mean())
-    if a.std() == 0.0 and b.std() == 0.0:
-        # Welch's t is undefined without variance; with none, the difference is known exactly.
+    spread = np.std(a - b) if paired else max(a.std(), b.std())
+    if spread == 0.0:
+        # the t statistic is undefined without variance; with none, the difference is known exactly
         p_value = 0.0 if abs(difference) < delta else 1.0
-        note = "both samples constant: decided on the exact difference"
+        note = ("every paired difference is the same" if paired else "both samples constant") + \
+            ": decided on the exact difference"
+    elif paired:
+        p_value, note = float(ttost_paired(a, b, -delta, delta)[0]), "paired"
     else:
-        p_value = float(ttost_ind(a, b, -delta, delta, usevar="unequal")[0])
-        note = ""
+        p_value, note = float(ttost_ind(a, b, -delta, delta, usevar="unequal")[0]), ""
     return TostResult(comparison, names[0], names[1], difference, p_value, p_value < alpha, note)
 
 
@@ -173,7 +180,8 @@ def run_policy_transfer(backends: Sequence[L4Backend], *, env: str, delta: float
                           f"training, evaluated on {evaluate}", (f"trained on {names[0]}", f"trained on {names[1]}")))
     for train in names:
         tests.append(tost(returns[train][names[0]], returns[train][names[1]], delta, alpha,
-                          f"transfer, trained on {train}", (f"evaluated on {names[0]}", f"evaluated on {names[1]}")))
+                          f"transfer, trained on {train}", (f"evaluated on {names[0]}", f"evaluated on {names[1]}"),
+                          paired=True))
     report = TransferReport(env=env, delta=delta, alpha=alpha, seeds=seeds, backends=names, returns=returns,
                             tests=tests, curves=curves)
     if out_dir is not None:

@@ -23,6 +23,17 @@ def test_tost_with_constant_samples_decides_on_the_exact_difference():
     assert not result.equivalent and "constant" in result.note
 
 
+def test_paired_tost_sees_through_spread_between_policies():
+    # the same ten very different policies, scored identically by two backends
+    scores = np.asarray([-16.0, -14.0, 33.6, -15.8, 33.6, -13.7, -6.7, -16.2, -15.6, -13.8])
+    assert not tost(scores, scores, delta=1.0).equivalent  # unpaired: the spread hides everything
+    result = tost(scores, scores, delta=1.0, paired=True)
+    assert result.equivalent and "paired difference" in result.note
+    shifted = tost(scores, scores + 0.01 * np.arange(10), delta=1.0, paired=True)
+    assert shifted.equivalent and shifted.note == "paired"
+    assert not tost(scores, scores + 2.0 + 0.01 * np.arange(10), delta=1.0, paired=True).equivalent
+
+
 def synthetic_backend(name: str, skill_offset: float, eval_bias: float) -> L4Backend:
     def train(seed: int) -> TrainOutcome:
         rng = np.random.default_rng(seed)
