@@ -107,11 +107,14 @@ def _observe(state: EnvState, params: EnvParams) -> jax.Array:
     ])
 
 
-def _reset_round(state: EnvState, params: EnvParams) -> EnvState:
+def _reset_round(state: EnvState, params: EnvParams, where=True) -> EnvState:
+    """C's reset_round where `where` holds (a serve drawn from rand()); elsewhere `state` as it is.
+    Written as selects, not as a second whole state, so that XLA fuses a frame into few loops."""
     serve_bits, parity = glibc_random.next_rand_parity(state.serve_bits)
-    return state.replace(
-        paddle_yl=params.height / F32(2) - params.paddle_height / F32(2),
-        paddle_yr=params.height / F32(2) - params.paddle_height / F32(2),
+    centred_paddle = params.height / F32(2) - params.paddle_height / F32(2)
+    served = dict(
+        paddle_yl=centred_paddle,
+        paddle_yr=centred_paddle,
         ball_x=_divide(params.width, F32(5)),
         ball_y=params.height / F32(2) - params.ball_height / F32(2),
         ball_vx=jnp.asarray(params.ball_initial_speed_x, F32),
@@ -120,6 +123,10 @@ def _reset_round(state: EnvState, params: EnvParams) -> EnvState:
         n_bounces=jnp.int32(0),
         serve_bits=serve_bits,
     )
+    return state.replace(**{
+        name: jax.tree.map(lambda new, old: jnp.where(where, new, old), value, getattr(state, name))
+        for name, value in served.items()
+    })
 
 
 def _new_episode(state: EnvState, params: EnvParams) -> EnvState:
@@ -217,25 +224,15 @@ def _frame(state: EnvState, active, paddle_dir, reward, done, params: EnvParams)
     point = agent_scores | opponent_scores
     episode_over = (agent_scores & (score_r == params.max_score)) | (opponent_scores & (score_l == params.max_score))
 
-    # A point runs reset_round (a serve drawn from rand()); the episode's last point runs c_reset,
-    # which also zeroes the scores. Written as selects on the moved state, not as three whole
-    # candidate states, so that XLA fuses the frame into few loops.
-    serve_bits, parity = glibc_random.next_rand_parity(state.serve_bits)
-    centred_paddle = params.height / F32(2) - params.paddle_height / F32(2)
-    after = state.replace(
-        paddle_yl=jnp.where(point, centred_paddle, paddle_yl),
-        paddle_yr=jnp.where(point, centred_paddle, paddle_yr),
-        ball_x=jnp.where(point, _divide(params.width, F32(5)), ball_x),
-        ball_y=jnp.where(point, params.height / F32(2) - params.ball_height / F32(2), ball_y),
-        ball_vx=jnp.where(point, params.ball_initial_speed_x, ball_vx),
-        ball_vy=jnp.where(point, (parity.astype(jnp.int32) - 1).astype(F32) * params.ball_initial_speed_y, ball_vy),
+    # A point runs reset_round; the episode's last point runs c_reset, which also zeroes the scores.
+    moved = state.replace(
+        paddle_yl=paddle_yl, paddle_yr=paddle_yr, ball_x=ball_x, ball_y=ball_y, ball_vx=ball_vx, ball_vy=ball_vy,
         score_l=jnp.where(episode_over, jnp.uint32(0), score_l),
         score_r=jnp.where(episode_over, jnp.uint32(0), score_r),
-        tick=jnp.where(point, 0, state.tick),
-        n_bounces=jnp.where(point, 0, n_bounces),
+        n_bounces=n_bounces,
         win=jnp.where(agent_scores, 1, jnp.where(opponent_scores, 0, state.win)).astype(jnp.int32),
-        serve_bits=jax.tree.map(lambda new, old: jnp.where(point, new, old), serve_bits, state.serve_bits),
     )
+    after = _reset_round(moved, params, where=point)
     # No point: the frame ends by recomputing the observation. A point: the observation is left
     # stale; the episode's last point: c_reset recomputes it.
     stale = point & ~episode_over
