@@ -117,7 +117,7 @@ def main(argv=None) -> int:
     from .core import PPOConfig
     from .networks import parameter_count
 
-    console = Console()
+    console = Console(width=None if sys.stdout.isatty() else 150)
     backends = args.backends.split(",") if args.backends else list(REGISTRY[args.env])
     unknown = [b for b in backends if b not in REGISTRY[args.env]]
     if unknown:

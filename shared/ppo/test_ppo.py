@@ -104,3 +104,20 @@ def test_host_loop_rejects_a_mismatched_env():
     with pytest.raises(ValueError, match="num_envs"):
         train_host(dataclasses.replace(PPOConfig(), num_envs=8), CPongVectorEnv(4), show_progress=False)
     assert gymnasium  # imported for the env classes above
+
+
+def test_breakdown_times_every_phase_of_both_pong_backends(tmp_path):
+    import json
+
+    from shared.ppo import breakdown
+
+    out = tmp_path / "pong"
+    assert breakdown.main(["--env", "pong", "--networks", "small", "--num-envs", "4", "--num-steps", "8",
+                           "--out", str(out)]) == 0
+    rows = json.loads(out.with_suffix(".json").read_text())
+    assert {r["backend"] for r in rows} == {"jax", "c"}
+    for row in rows:
+        assert row["env_step"] > 0 and row["forward"] > 0 and row["backward"] > 0
+        assert row["transfer"] == 0 if row["backend"] == "jax" else row["transfer"] > 0
+        assert abs(row["total"] - sum(row[p] for p in breakdown.PHASES)) < 1e-9
+    assert out.with_suffix(".png").read_bytes()[:4] == b"\x89PNG"
