@@ -10,6 +10,7 @@ from envs.pong.backends import c_backend, jax_backend
 from envs.pong.params import PongConfig
 from envs.pong.tests import components, harness
 from envs.pong.tests.harness import MAX_PADDLE_Y, MIN_PADDLE_Y, assert_same_steps, base_fields, coordinates
+from shared.verification.strategies import states
 
 PONG = components.PONG
 C_BACKEND, JAX_BACKEND = c_backend(), jax_backend()
@@ -168,7 +169,7 @@ def harness_rand_parity(seed: int) -> int:
 
 @PONG.covers("observation")
 @EXAMPLES
-@given(fields=st.fixed_dictionaries(dict(
+@given(fields=states(dict(
     paddle_yl=coordinates(MIN_PADDLE_Y, MAX_PADDLE_Y), paddle_yr=coordinates(MIN_PADDLE_Y, MAX_PADDLE_Y),
     ball_x=coordinates(0, 468), ball_y=coordinates(0, 608),
     ball_vx=st.sampled_from([-10.0, 10.0]), ball_vy=coordinates(-13, 13),

@@ -7,6 +7,7 @@ from hypothesis import strategies as st
 from envs.pong.params import PongConfig
 from envs.pong.tests import harness
 from envs.pong.tests.harness import assert_same_steps, base_fields, coordinates, libc_rand_sequence
+from shared.verification.strategies import action_sequences, seeds
 
 LEFT_MISS = dict(ball_x=5.0, ball_vx=-10.0, ball_y=600.0, paddle_yl=-35.0)
 
@@ -48,7 +49,7 @@ def test_frameskip_stops_at_a_point(frameskip, actions, start_x, vx, paddle_yl, 
 
 
 @settings(max_examples=25, deadline=None)
-@given(actions=st.lists(st.integers(0, 2), min_size=50, max_size=400), seed=st.integers(0, 2**31 - 1))
+@given(actions=action_sequences(3, min_size=50, max_size=400), seed=seeds(signed=True))
 def test_random_play_from_reset(actions, seed):
     from envs.pong.backends import c_backend, jax_backend
     from shared.verification.l3 import EXACT, first_divergence, play_actions
