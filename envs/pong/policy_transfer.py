@@ -41,11 +41,13 @@ def _greedy(settings: L4Settings):
     return jax.jit(lambda params, obs: jnp.argmax(network.apply(params, obs)[0], axis=-1))
 
 
-def evaluate_on_jax(settings: L4Settings, params, seed: int) -> float:
-    """Mean return of the greedy policy over eval_episodes JAX episodes seeded seed*1000 + e."""
+@cache
+def _jax_episodes(settings: L4Settings):
+    """A jitted function (params, seeds) -> each episode's return under the greedy policy; episodes
+    still running after max_eval_steps count what they scored so far, on both backends alike."""
     env_params = jax_pong.EnvParams.from_config(settings.pong)
     network = make_network(settings.ppo, NUM_ACTIONS)
-    seeds = jnp.asarray([(seed * 1000 + e) % 2**32 for e in range(settings.eval_episodes)], dtype=jnp.uint32)
+    batched_step = jax.vmap(jax_pong.step, in_axes=(None, 0, 0, None))
 
     @jax.jit
     def play(params, seeds):
@@ -54,17 +56,21 @@ def evaluate_on_jax(settings: L4Settings, params, seed: int) -> float:
         def body(carry, _):
             obs, state, total, finished = carry
             action = jnp.argmax(network.apply(params, obs)[0], axis=-1)
-            obs, state, reward, done, _ = jax.vmap(jax_pong.step, in_axes=(None, 0, 0, None))(None, state, action, env_params)
-            total = total + jnp.where(finished, 0.0, reward)
-            return (obs, state, total, finished | done), None
+            obs, state, reward, done, _ = batched_step(None, state, action, env_params)
+            return (obs, state, total + jnp.where(finished, 0.0, reward), finished | done), None
 
         zeros = jnp.zeros(seeds.shape[0])
-        (_, _, total, finished), _ = jax.lax.scan(body, (obs, state, zeros, zeros.astype(bool)), None,
-                                                  length=settings.max_eval_steps)
-        return total, finished
+        (_, _, total, _), _ = jax.lax.scan(body, (obs, state, zeros, zeros.astype(bool)), None,
+                                           length=settings.max_eval_steps)
+        return total
 
-    total, finished = play(params, seeds)
-    return float(np.mean(np.asarray(total)))
+    return play
+
+
+def evaluate_on_jax(settings: L4Settings, params, seed: int) -> float:
+    """Mean return of the greedy policy over eval_episodes JAX episodes seeded seed*1000 + e."""
+    seeds = jnp.asarray([(seed * 1000 + e) % 2**32 for e in range(settings.eval_episodes)], dtype=jnp.uint32)
+    return float(np.mean(np.asarray(_jax_episodes(settings)(params, seeds))))
 
 
 def evaluate_on_c(settings: L4Settings, params, seed: int) -> float:
@@ -74,16 +80,16 @@ def evaluate_on_c(settings: L4Settings, params, seed: int) -> float:
     totals = []
     for e in range(settings.eval_episodes):
         obs = env.reset(seed * 1000 + e)
-        total = 0.0
+        total = np.float32(0.0)  # float32 sums, in step order, as the JAX evaluation makes them
         for _ in range(settings.max_eval_steps):
             action = np.asarray(greedy(params, jnp.asarray(obs)))
             obs, reward, terminal = env.step(action)
-            total += float(reward[0])
+            total = np.float32(total + reward[0])
             if terminal[0]:
                 break
         totals.append(total)
     env.close()
-    return float(np.mean(totals))
+    return float(np.mean(np.asarray(totals, dtype=np.float32)))
 
 
 def jax_backend(settings: L4Settings = L4Settings(), show_progress: bool = False) -> L4Backend:

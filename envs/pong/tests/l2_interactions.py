@@ -70,3 +70,20 @@ def test_vector_env_seeding_matches_pufferlib():
             expected_vy = libc_rand_sequence(i + 3 * 5, 1)[0] % 2 - 1
             assert observations[i][5] == np.float32(expected_vy + 13.0) / np.float32(26.0), (env_id, i)
         vector.close()
+
+
+def test_a_policy_scores_the_same_on_both_backends():
+    """L4's evaluation path, untrained: one greedy policy, the same 3 episodes on C and on JAX."""
+    import dataclasses
+
+    import jax
+
+    from envs.pong import policy_transfer
+    from shared.ppo.core import make_network
+
+    settings = dataclasses.replace(policy_transfer.L4Settings(), eval_episodes=3)
+    for init_seed in (0, 1):
+        params = make_network(settings.ppo, 3).init(jax.random.PRNGKey(init_seed), np.zeros(8, np.float32))
+        on_jax = policy_transfer.evaluate_on_jax(settings, params, seed=init_seed)
+        on_c = policy_transfer.evaluate_on_c(settings, params, seed=init_seed)
+        assert on_jax == on_c and -21.0 <= on_c <= 21.0 + 0.1 * 2000
