@@ -44,8 +44,10 @@ def _c_random_sps(vec_class, config, num_envs: int, seconds: float) -> float:
     env = vec_class(num_envs=num_envs, seed=0, config=config)
     env.reset(0)
     cache_rows = max(16, min(1024, (1 << 22) // num_envs))
-    actions = np.random.default_rng(0).integers(0, 3, (cache_rows, num_envs)).astype(np.float32)
-    env.rollout(actions[:2], record=False)  # warm caches
+    from envs.pong.reference.c_pong import ActionCache
+
+    actions = ActionCache(np.random.default_rng(0).integers(0, 3, (cache_rows, num_envs)))
+    env.rollout(actions, record=False)  # warm caches
     steps, start = 0, time.perf_counter()
     while time.perf_counter() - start < seconds:
         env.rollout(actions, record=False)

@@ -70,6 +70,17 @@ def validate_discrete_actions(actions, num_envs: int) -> np.ndarray:
     return array.astype(np.float32)
 
 
+class ActionCache:
+    """A [T, num_envs] block of actions, checked once, for replaying many times (benchmarks)."""
+
+    def __init__(self, actions):
+        actions = np.asarray(actions)
+        if actions.ndim != 2:
+            raise ValueError(f"expected actions of shape (T, num_envs), got {actions.shape}")
+        self.steps, self.num_envs = actions.shape
+        self.flat = np.ascontiguousarray(validate_discrete_actions(actions.reshape(-1), actions.size))
+
+
 class CPongVec:
     """num_envs copies of PufferLib's C Pong, seeded as PufferLib seeds them.
 
@@ -115,13 +126,19 @@ class CPongVec:
     def rollout(self, actions: np.ndarray, record: bool = True):
         """Step through actions[t, i] for every t in one C call. With record, returns per-step copies
         (observations [T, N, 8], rewards [T, N], terminals [T, N]); without, returns None and only
-        steps (what a throughput benchmark should time)."""
+        steps (what a throughput benchmark should time). `actions` may be an ActionCache, checked
+        once when made, so that a benchmark replaying it times C's loop alone."""
         self._check_open()
-        actions = np.asarray(actions)
-        if actions.ndim != 2 or actions.shape[1] != self.num_envs:
-            raise ValueError(f"expected actions of shape (T, {self.num_envs}), got {actions.shape}")
-        flat = np.ascontiguousarray(validate_discrete_actions(actions.reshape(-1), actions.size))
-        steps = actions.shape[0]
+        if isinstance(actions, ActionCache):
+            if actions.num_envs != self.num_envs:
+                raise ValueError(f"action cache made for {actions.num_envs} envs, this vector has {self.num_envs}")
+            flat, steps = actions.flat, actions.steps
+        else:
+            actions = np.asarray(actions)
+            if actions.ndim != 2 or actions.shape[1] != self.num_envs:
+                raise ValueError(f"expected actions of shape (T, {self.num_envs}), got {actions.shape}")
+            flat = np.ascontiguousarray(validate_discrete_actions(actions.reshape(-1), actions.size))
+            steps = actions.shape[0]
         if not record:
             self._lib.envport_pong_rollout(self._handle, _pointer(flat, ctypes.c_float), _int32(steps, "steps"),
                                            None, None, None)

@@ -121,3 +121,16 @@ def test_missing_compiler_is_reported(tmp_path, monkeypatch):
     monkeypatch.setattr(build.shutil, "which", lambda name: None)
     with pytest.raises(sdist.ReferenceUnavailable, match="no C compiler"):
         build.build_library()
+
+
+def test_action_cache_is_checked_once_and_must_fit():
+    from envs.pong.reference.c_pong import ActionCache
+
+    with pytest.raises(ValueError, match="actions must be"):
+        ActionCache(np.full((4, 2), 3))
+    cache = ActionCache(np.ones((4, 2), dtype=np.int64))
+    vec = CPongVec(2)
+    vec.reset(0)
+    assert vec.rollout(cache, record=False) is None
+    with pytest.raises(ValueError, match="made for 2 envs"):
+        CPongVec(3).rollout(cache, record=False)
