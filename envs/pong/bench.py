@@ -9,7 +9,8 @@ stepping half the envs in one C call per step, as PufferLib does, from a cache o
 like PufferLib's own test_performance), and for the JAX env (vmapped, whole rollout in one
 lax.scan, actions drawn inside the scan); then PPO end to end (rollout + GAE + 4 epochs of
 minibatch updates, same network and losses) on the JAX env with make_train and on the C env with
-the host loop. Compile time is its own column and is not in any SPS figure. Ratios are JAX / C
+the host loop. Compile time is its own column and is not in any SPS figure. Each random-action
+figure is the best of three timing windows (same rule for both backends). Ratios are JAX / C
 from this run. This is a benchmark, not a test: nothing here asserts a speed.
 """
 
@@ -33,6 +34,19 @@ import time
 import numpy as np
 
 
+def best_rate(call, steps_per_call: int, seconds: float, windows: int = 3) -> float:
+    """Steps per second: the best of `windows` timing windows that share `seconds`. The same rule
+    for every backend, so that a stray pause of this shared machine does not decide a ratio."""
+    best = 0.0
+    for _ in range(windows):
+        steps, start = 0, time.perf_counter()
+        while time.perf_counter() - start < seconds / windows:
+            call()
+            steps += steps_per_call
+        best = max(best, steps / (time.perf_counter() - start))
+    return best
+
+
 def _c_worker(num_envs: int, seconds: float, frameskip: int, queue) -> None:
     from envs.pong.params import PongConfig
     from envs.pong.reference.c_pong import CPongVec
@@ -48,13 +62,9 @@ def _c_random_sps(vec_class, config, num_envs: int, seconds: float) -> float:
 
     actions = ActionCache(np.random.default_rng(0).integers(0, 3, (cache_rows, num_envs)))
     env.rollout(actions, record=False)  # warm caches
-    steps, start = 0, time.perf_counter()
-    while time.perf_counter() - start < seconds:
-        env.rollout(actions, record=False)
-        steps += cache_rows * num_envs
-    elapsed = time.perf_counter() - start
+    sps = best_rate(lambda: env.rollout(actions, record=False), cache_rows * num_envs, seconds)
     env.close()
-    return steps / elapsed
+    return sps
 
 
 def c_random_sps(num_envs: int, seconds: float, frameskip: int, processes: int) -> float:
@@ -102,12 +112,12 @@ def jax_random_sps(num_envs: int, seconds: float, frameskip: int) -> tuple[float
     start = time.perf_counter()
     compiled = jax.jit(rollout, donate_argnums=0).lower(state, actions).compile()
     compile_seconds = time.perf_counter() - start
-    state = jax.block_until_ready(compiled(state, actions))
-    steps, start = 0, time.perf_counter()
-    while time.perf_counter() - start < seconds:
-        state = jax.block_until_ready(compiled(state, actions))
-        steps += cache_rows * num_envs
-    return steps / (time.perf_counter() - start), compile_seconds
+    holder = [jax.block_until_ready(compiled(state, actions))]
+
+    def call():
+        holder[0] = jax.block_until_ready(compiled(holder[0], actions))
+
+    return best_rate(call, cache_rows * num_envs, seconds), compile_seconds
 
 
 def ppo_settings(num_envs: int):
