@@ -83,12 +83,7 @@ class JaxPongBackend:
 def _batched_rollout_jit(seeds, actions, params):
     def one(seed, episode_actions):
         observation, state = jax_pong.reset_from_seed(seed, params)
-
-        def body(carry, action):
-            obs, carry, reward, done, _ = jax_pong.step(None, carry, action, params)
-            return carry, (obs, reward, done, carry)
-
-        _, (obs, rewards, dones, states) = jax.lax.scan(body, state, episode_actions)
+        _, (obs, rewards, dones, states) = jax_pong.rollout(state, episode_actions, params)
         return observation, state, obs, rewards, dones, states
 
     return jax.vmap(one)(seeds, actions)

@@ -264,15 +264,12 @@ def step(key: jax.Array, state: EnvState, action, params: EnvParams = EnvParams(
 
 
 def rollout(state: EnvState, actions: jax.Array, params: EnvParams = EnvParams()):
-    """Step one env through actions[t] with lax.scan: (final state, (obs [T, 8], reward [T], done [T]))."""
+    """Step one env through actions[t] with lax.scan: (final state, (obs [T, 8], reward [T], done [T],
+    state after each step))."""
     def body(carry, action):
         obs, carry, reward, done, _ = step(None, carry, action, params)
-        return carry, (obs, reward, done)
+        return carry, (obs, reward, done, carry)
     return jax.lax.scan(body, state, actions)
-
-
-OBSERVATION_SHAPE = (OBSERVATION_SIZE,)
-ACTION_COUNT = NUM_ACTIONS
 
 
 def env_spec(config: PongConfig = PongConfig()):
@@ -280,5 +277,5 @@ def env_spec(config: PongConfig = PongConfig()):
     from shared.ppo.jax_loop import JaxEnvSpec
 
     return JaxEnvSpec(name=f"pong (frameskip {config.frameskip})", reset=reset, step=step,
-                      params=EnvParams.from_config(config), observation_shape=OBSERVATION_SHAPE,
-                      num_actions=ACTION_COUNT)
+                      params=EnvParams.from_config(config), observation_shape=(OBSERVATION_SIZE,),
+                      num_actions=NUM_ACTIONS)
