@@ -20,6 +20,8 @@ from typing import Any, Callable, Mapping, Optional, Protocol, Sequence, runtime
 
 import numpy as np
 
+from .reports import encode_actions, encode_array, write_report
+
 Fields = Mapping[str, np.ndarray]
 
 
@@ -223,8 +225,7 @@ def _reproducer(reference_factory: Optional[str], translation_factory: Optional[
 
 
 def _actions_literal(actions: list) -> str:
-    return repr([a.tolist() if isinstance(a, np.ndarray) else (a.item() if isinstance(a, np.generic) else a)
-                 for a in actions])
+    return repr(encode_actions(actions))
 
 
 def _describe(env_name: str, reference: RolloutBackend, translation: RolloutBackend, episode: int, seed: int,
@@ -297,6 +298,9 @@ def compare_rollouts(
         if state_fields:
             state_divergence = first_divergence(ref_traj, trans_traj, tolerance, [f"state.{n}" for n in state_fields])
         reproducer = _reproducer(reference_factory, translation_factory, seed, list(actions[: divergence.step]), tolerance)
+        _write_divergence_report(env_name, reference, translation, episode, seed, list(actions[: divergence.step]),
+                                 divergence, state_divergence, ref_traj, trans_traj, tolerance,
+                                 reference_factory, translation_factory)
         raise L3Divergence(_describe(env_name, reference, translation, episode, seed, divergence, state_divergence,
                                      reproducer), episode, seed, divergence, list(actions[: divergence.step]))
     order = ["observation", "reward", "done"]
@@ -307,6 +311,31 @@ def compare_rollouts(
         episode_lengths=[len(t) - 1 for t, _ in played],
         episode_returns=[float(np.sum(t.rewards)) for t, _ in played],
     )
+
+
+def _step_values(trajectory: Trajectory, step: int) -> dict:
+    if step >= len(trajectory):
+        return {}
+    return {name: encode_array(values[step]) for name, values in trajectory.fields().items()}
+
+
+def _write_divergence_report(env_name: str, reference: RolloutBackend, translation: RolloutBackend, episode: int,
+                             seed: int, actions: list, divergence: Divergence, state_divergence: Optional[Divergence],
+                             ref_traj: Trajectory, trans_traj: Trajectory, tolerance: Tolerance,
+                             reference_factory: Optional[str], translation_factory: Optional[str]) -> None:
+    """The same facts as the message, as JSON in $ENVPORT_REPORT_DIR (when set) for the agent driver."""
+    first = state_divergence if state_divergence is not None and state_divergence.step <= divergence.step else None
+    write_report("l3-divergence", {
+        "env": env_name, "reference": reference.name, "translation": translation.name,
+        "episode": episode, "seed": seed, "step": divergence.step, "field": divergence.field,
+        "index": list(divergence.index), "first_internal_field": first.field if first else None,
+        "first_internal_step": first.step if first else None,
+        "actions": encode_actions(actions),
+        "reference_values": _step_values(ref_traj, divergence.step),
+        "translation_values": _step_values(trans_traj, divergence.step),
+        "tolerance": {"default": tolerance.default, "per_field": dict(tolerance.per_field)},
+        "reference_factory": reference_factory, "translation_factory": translation_factory,
+    })
 
 
 def _load(factory: str) -> RolloutBackend:

@@ -96,3 +96,17 @@ def pong_header_source() -> bytes:
         if member is None:
             raise ReferenceUnavailable(f"{PONG_HEADER_MEMBER} is missing from {PUFFERLIB_SDIST}")
         return member.read()
+
+
+def read_source(path: str) -> str:
+    """A file of the verified sdist by its path inside the package (e.g. "pufferlib/ocean/pong/pong.h"):
+    the agent driver puts it in the translation prompt (translation.toml's source_loader)."""
+    member_name = f"pufferlib-{PUFFERLIB_VERSION}/{path}"
+    with tarfile.open(pufferlib_sdist(), "r:gz") as archive:
+        try:
+            member = archive.extractfile(member_name)
+        except KeyError:
+            member = None
+        if member is None:
+            raise ReferenceUnavailable(f"{member_name} is not in {PUFFERLIB_SDIST}")
+        return member.read().decode("utf-8")

@@ -1,0 +1,5 @@
+import sys
+
+from tools.agent_driver.driver.entry import main
+
+sys.exit(main())
