@@ -13,7 +13,12 @@ import os
 import subprocess
 import sys
 
-from repo_copies import install_agent, pong_repo, run_driver, write_scenario
+from repo_copies import (  # pants: no-infer-dep (BUILD names :helpers)
+    install_agent,
+    pong_repo,
+    run_driver,
+    write_scenario,
+)
 
 ENV_PY = "envs/pong/jax/env.py"
 CORRECT = "spun_vy = ball_vy + params.ball_speed_y_increment * paddle_dir"

@@ -4,7 +4,13 @@ files and every error path. The Pong scenarios (test_pong_scenarios.py) run the 
 import json
 
 import pytest
-from repo_copies import TOY_TRANSLATION, install_agent, run_driver, toy_repo, write_scenario
+from repo_copies import (  # pants: no-infer-dep (BUILD names :helpers)
+    TOY_TRANSLATION,
+    install_agent,
+    run_driver,
+    toy_repo,
+    write_scenario,
+)
 
 TARGET = "envs/toy/translated/counter.py"
 WRONG = TOY_TRANSLATION.replace("% 10", "% 9")
