@@ -25,7 +25,12 @@ EVAL_EPISODES = 10
 @dataclasses.dataclass(frozen=True)
 class L4Settings:
     pong: PongConfig = PongConfig(frameskip=8)  # PufferLib's training setting (config/ocean/pong.ini)
-    ppo: PPOConfig = PPOConfig(total_timesteps=4_000_000, num_envs=64, num_steps=128, learning_rate=1e-3)
+    # gamma, GAE lambda and the value coefficient are pong.ini's; the entropy bonus is raised from its
+    # 0.002 to 0.01. With PPO's defaults (gamma 0.99, lambda 0.95) 9 of 10 JAX seeds stayed on a plateau
+    # that loses 21-5 even after 8M steps; with pong.ini's values and ent 0.002, 2 of 10 at 4M;
+    # with ent 0.01 all 10 won by 4M steps (JAX, this machine). A bimodal outcome cannot pass TOST.
+    ppo: PPOConfig = PPOConfig(total_timesteps=8_000_000, num_envs=64, num_steps=128, learning_rate=1e-3,
+                               gamma=0.96, gae_lambda=0.885, ent_coef=0.01, vf_coef=2.0)
     eval_episodes: int = EVAL_EPISODES
     max_eval_steps: int = 5_000
 

@@ -167,7 +167,10 @@ def run(spec: AgentSpec, prompt_file: Path, workdir: Path, *, model: str = "", t
             stdout, stderr = process.communicate(timeout=timeout_s)
         except subprocess.TimeoutExpired:
             _kill_group(process)
-            stdout, stderr = process.communicate()
+            try:
+                process.communicate(timeout=10)
+            except subprocess.TimeoutExpired:  # a child that left the group still holds the pipes
+                pass
             raise AgentError(f"agent {spec.name} did not finish within {timeout_s:g} s and was stopped "
                              f"(--agent-timeout to allow more)") from None
     text_out, text_err = stdout.decode("utf-8", "replace"), stderr.decode("utf-8", "replace")
