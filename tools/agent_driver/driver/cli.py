@@ -1,6 +1,7 @@
 """./pants run tools/agent_driver -- COMMAND ...
 
   translate envs/<env> [--agent NAME | --agent-cmd CMD] [--module M] [--budget-usd X] [--max-iterations N] [--l4]
+  translate envs/<env> --dry-run     render the prompts only
   status [envs/<env> ...] [--check]
   ci                 status --check, regenerating stale translations when an agent is configured
   adopt envs/<env> --author NAME     verify a hand-written translation and lock it
@@ -60,6 +61,15 @@ def _print_outcome(outcome: loop.Outcome) -> int:
 
 def cmd_translate(args) -> int:
     manifest = manifest_module.load(args.env, _root(args.root))
+    if args.dry_run:
+        try:
+            paths = loop.dry_run(manifest, args.module)
+        except loop._Stop as stop:
+            print(f"error: {stop.message}", file=sys.stderr)
+            return 2
+        for path in paths:
+            print(f"prompt written to {path} ({len(path.read_text())} characters)")
+        return 0
     spec = agents.resolve(args.agent, args.agent_cmd, args.agent_output)
     return _print_outcome(loop.translate(manifest, _options(args, spec)))
 
@@ -130,6 +140,7 @@ def parser() -> argparse.ArgumentParser:
     translate = commands.add_parser("translate", help="translate (or regenerate) one env with a coding agent")
     translate.add_argument("env", help="env folder, e.g. envs/pong")
     translate.add_argument("--module", action="append", help="only this module (repeatable)")
+    translate.add_argument("--dry-run", action="store_true", help="render the translation prompts and stop (no agent)")
     _add_loop_arguments(translate)
     translate.set_defaults(func=cmd_translate)
     status = commands.add_parser("status", help="compare every lock with the current inputs")

@@ -298,5 +298,18 @@ def adopt(manifest: Manifest, options: Options, author: str, say: Optional[Calla
     return driver._success()
 
 
+def dry_run(manifest: Manifest, modules: Optional[list[str]] = None) -> list[Path]:
+    """Render each selected module's translation prompt into a new log folder, and run nothing."""
+    log = RunLog(manifest.root, manifest.env, new_run_id() + "-dry-run", {"dry_run": True, "modules": modules})
+    selected = [manifest.module(name) for name in modules] if modules else list(manifest.modules)
+    paths = []
+    for module in selected:
+        path = log.directory / f"prompt-translate-{module.name}.md"
+        path.write_text(prompts.translation_prompt(manifest, module, load_reference_source(manifest, module)))
+        paths.append(path)
+    log.finish(status="dry run", prompts=[str(p) for p in paths])
+    return paths
+
+
 def translate(manifest: Manifest, options: Options, say: Optional[Callable[[str], None]] = None) -> Outcome:
     return Driver(manifest, options, say).run()

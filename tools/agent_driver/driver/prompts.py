@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from . import interface
 from .manifest import Manifest, Module
 
 PROMPTS_DIR = Path(__file__).resolve().parents[1] / "prompts"
@@ -62,6 +63,7 @@ def common_values(manifest: Manifest, module: Module, reference_source: str) -> 
         "reference_path": module.reference, "reference_source": reference_source.rstrip("\n"),
         "adapter": _bullets(manifest.adapter), "components": _bullets(module.components),
         "target_spec": target_spec.rstrip("\n"), "tests": tests, "equivalence": equivalence,
+        "interface": interface.describe(manifest, module),
     }
 
 

@@ -26,7 +26,8 @@ PLANTED = "spun_vy = ball_vy - params.ball_speed_y_increment * paddle_dir"
 L2 = ["envs/pong/tests/l2_interactions.py::test_point_then_serve_then_observation"]
 L3 = ["envs/pong/tests/l3_rollouts.py::test_l3_bit_exact_100_episodes[8]"]
 TRANSLATE_EXPECT = ["# Translate pong / pong from its reference into JAX", "pong.h", "void c_step(Pong* env)",
-                    "- `envs/pong/jax/env.py`", "`EnvState` pytree", "- `bounce`"]
+                    "- `envs/pong/jax/env.py`", "`EnvState` pytree", "- `bounce`",
+                    "`reset_from_seed`", "`seed_serve_bits`"]
 
 
 def _rounds(repair_expect):

@@ -200,3 +200,11 @@ def test_bad_translation_toml(repo):
     assert result.returncode == 2 and "target_language must be one of ('jax', 'rust'), got 'cobol'" in result.stderr
     result = run_driver(repo, repo.parent / "x.json", "translate", "envs/nothing-here")
     assert result.returncode == 2 and "translation.toml not found" in result.stderr
+
+
+def test_dry_run_renders_prompts_without_an_agent(repo):
+    result = run_driver(repo, repo.parent / "unused.json", "translate", "envs/toy", "--dry-run", "--agent-cmd", "")
+    assert result.returncode == 0, result.stderr
+    (prompt,) = sorted((repo / ".translations/toy").glob("*-dry-run/prompt-translate-counter.md"))
+    assert "return (count + action) % 10" in prompt.read_text() and str(prompt) in result.stdout
+    assert not (repo / TARGET).exists() and not _lock(repo).exists()

@@ -67,6 +67,9 @@ def test_every_template_renders_for_the_toy_env(tmp_path):
     module = spec.modules[0]
     text = prompts.translation_prompt(spec, module, "def step(): ...")
     assert "{{" not in text and "envs/toy/translated/counter.py" in text and "gymnax" in text
+    # the names the env's other files take from the target are spelled out
+    assert "- `envs/toy/translated/counter.py` must provide: `step`" in text
+    assert "(used by `envs/toy/tests/l1_counter.py`" in text
     repair = prompts.repair_prompt(spec, module, "def step(): ...", level="l3", report="boom", components=["counter"],
                                    iteration=2, reverted=["envs/toy/tests/l1_counter.py"])
     assert "{{" not in repair and "L3 fails" in repair and "**counter**" in repair and "were reverted" in repair
