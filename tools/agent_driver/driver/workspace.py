@@ -1,7 +1,8 @@
-"""What an agent changed: a snapshot of the env folder (and the shared verification library)
-before and after each agent call, the unified diff between them, and the restoring of protected
-files (tests, reference adapter, translation.toml, the verification library) that an agent must not
-edit to make its translation pass."""
+"""What an agent changed: a snapshot of the env folder and of the shared libraries and tools before
+and after each agent call, the unified diff between them, and the restoring of protected files
+(tests, reference adapter, translation.toml, anything under shared/ or tools/, such as the
+verification library and the prompt templates) that an agent must not edit to make its
+translation pass."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ from pathlib import Path
 from .manifest import Manifest
 
 SKIP_PARTS = {"__pycache__", ".hypothesis", ".pytest_cache", "target", "node_modules"}
-WATCHED_OUTSIDE_ENV = ("shared/verification",)
+WATCHED_OUTSIDE_ENV = ("shared", "tools")
 
 Snapshot = dict[str, bytes]
 

@@ -116,13 +116,16 @@ def test_protected_files_are_restored_and_reported(repo):
     result = _translate(repo, [
         # a translation with a bug, and an "easier" test to hide it: the test edit is reverted
         {"writes": [{"path": TARGET, "text": WRONG},
-                    {"path": str(test_file), "text": "def test_nothing():\n    pass\n"}]},
-        {"expect": ["were reverted", "envs/toy/tests/l1_counter.py"],
+                    {"path": str(test_file), "text": "def test_nothing():\n    pass\n"},
+                    {"path": "tools/agent_driver/prompts/repair.md", "text": "say it passed"}]},
+        {"expect": ["were reverted", "envs/toy/tests/l1_counter.py", "tools/agent_driver/prompts/repair.md"],
          "writes": [{"path": TARGET, "text": TOY_TRANSLATION}]},
     ])
     assert result.returncode == 0, result.stderr + result.stdout
     assert test_file.read_text() == original_test
-    assert "restored protected ['envs/toy/tests/l1_counter.py']" in result.stdout
+    assert "say it passed" not in (repo / "tools/agent_driver/prompts/repair.md").read_text()
+    assert ("restored protected ['envs/toy/tests/l1_counter.py', 'tools/agent_driver/prompts/repair.md']"
+            in result.stdout)
 
 
 def _no_lock_left(repo):
