@@ -1,5 +1,5 @@
 """L4 (slow): PPO trained on each backend, 10 seeds each, every policy evaluated on both; TOST on
-episode return with Delta = 1.0. Run with ./pants --tag=slow test envs/pong:: (about 35 minutes
+episode return with Delta = 1.0. Run with ./pants --tag=slow test envs/pong:: (about 60 minutes
 on 2 cores). Results go to $ENVPORT_L4_OUT or the envport cache (l4/pong/), and are printed."""
 
 import os
