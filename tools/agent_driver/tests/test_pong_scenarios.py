@@ -13,11 +13,12 @@ import os
 import subprocess
 import sys
 
-from repo_copies import (  # pants: no-infer-dep (BUILD names :helpers)
-    install_agent,
-    pong_repo,
-    run_driver,
-    write_scenario,
+# repo_copies sits beside these tests (pytest puts this folder on sys.path); BUILD names it as :helpers
+from repo_copies import (
+    install_agent,  # pants: no-infer-dep
+    pong_repo,  # pants: no-infer-dep
+    run_driver,  # pants: no-infer-dep
+    write_scenario,  # pants: no-infer-dep
 )
 
 ENV_PY = "envs/pong/jax/env.py"

@@ -4,12 +4,14 @@ files and every error path. The Pong scenarios (test_pong_scenarios.py) run the 
 import json
 
 import pytest
-from repo_copies import (  # pants: no-infer-dep (BUILD names :helpers)
-    TOY_TRANSLATION,
-    install_agent,
-    run_driver,
-    toy_repo,
-    write_scenario,
+
+# repo_copies sits beside these tests (pytest puts this folder on sys.path); BUILD names it as :helpers
+from repo_copies import (
+    TOY_TRANSLATION,  # pants: no-infer-dep
+    install_agent,  # pants: no-infer-dep
+    run_driver,  # pants: no-infer-dep
+    toy_repo,  # pants: no-infer-dep
+    write_scenario,  # pants: no-infer-dep
 )
 
 TARGET = "envs/toy/translated/counter.py"

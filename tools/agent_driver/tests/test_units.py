@@ -6,7 +6,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from repo_copies import toy_repo  # pants: no-infer-dep (BUILD names :helpers)
+from repo_copies import toy_repo  # pants: no-infer-dep (a sibling module; BUILD names it as :helpers)
 
 from shared.verification.reports import encode_array
 from tools.agent_driver.driver import agents, levels, manifest, prompts, regression
