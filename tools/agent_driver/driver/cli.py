@@ -17,17 +17,8 @@ from typing import Optional
 
 from . import agents, lockfile, loop
 from . import manifest as manifest_module
+from .entry import find_root
 from .manifest import ManifestError
-
-
-def _root(arg: Optional[str]) -> Path:
-    if arg:
-        return Path(arg).resolve()
-    here = Path.cwd().resolve()
-    for candidate in (here, *here.parents):
-        if (candidate / "pants.toml").exists():
-            return candidate
-    return here
 
 
 def _options(args, spec: agents.AgentSpec) -> loop.Options:
@@ -60,11 +51,11 @@ def _print_outcome(outcome: loop.Outcome) -> int:
 
 
 def cmd_translate(args) -> int:
-    manifest = manifest_module.load(args.env, _root(args.root))
+    manifest = manifest_module.load(args.env, find_root(args.root))
     if args.dry_run:
         try:
             paths = loop.dry_run(manifest, args.module)
-        except loop._Stop as stop:
+        except loop.StopRun as stop:
             print(f"error: {stop.message}", file=sys.stderr)
             return 2
         for path in paths:
@@ -75,7 +66,7 @@ def cmd_translate(args) -> int:
 
 
 def cmd_adopt(args) -> int:
-    manifest = manifest_module.load(args.env, _root(args.root))
+    manifest = manifest_module.load(args.env, find_root(args.root))
     spec = agents.AgentSpec("none", "")
     return _print_outcome(loop.adopt(manifest, _options(args, spec), args.author))
 
@@ -96,7 +87,7 @@ def _print_table(statuses: list[lockfile.Status], verbose: bool) -> None:
 
 
 def cmd_status(args) -> int:
-    root = _root(args.root)
+    root = find_root(args.root)
     statuses = _statuses(root, args.env)
     if not statuses:
         print("no env folder with a translation.toml under envs/")
@@ -109,7 +100,7 @@ def cmd_status(args) -> int:
 def cmd_ci(args) -> int:
     """CI's incremental step: every translation must be up to date. Stale ones are regenerated when an
     agent is configured (--agent, --agent-cmd or $AGENT_CMD); otherwise CI fails and says how."""
-    root = _root(args.root)
+    root = find_root(args.root)
     statuses = _statuses(root, [])
     _print_table(statuses, verbose=True)
     stale = [s for s in statuses if s.stale]

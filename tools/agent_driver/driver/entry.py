@@ -8,17 +8,25 @@ import sys
 from pathlib import Path
 
 
-def repository_root(argv: list[str]) -> Path:
-    for index, word in enumerate(argv):
-        if word == "--root" and index + 1 < len(argv):
-            return Path(argv[index + 1]).resolve()
-        if word.startswith("--root="):
-            return Path(word.split("=", 1)[1]).resolve()
+def find_root(explicit: str | None = None) -> Path:
+    """--root if given, else the nearest folder above the working directory with a pants.toml."""
+    if explicit:
+        return Path(explicit).resolve()
     here = Path.cwd().resolve()
     for candidate in (here, *here.parents):
         if (candidate / "pants.toml").exists():
             return candidate
     return here
+
+
+def repository_root(argv: list[str]) -> Path:
+    """find_root with --root read from argv, before argparse runs (nothing else is imported yet)."""
+    for index, word in enumerate(argv):
+        if word == "--root" and index + 1 < len(argv):
+            return find_root(argv[index + 1])
+        if word.startswith("--root="):
+            return find_root(word.split("=", 1)[1])
+    return find_root()
 
 
 def main() -> int:

@@ -52,7 +52,7 @@ def _say(text: str) -> None:
     print(text, flush=True)  # progress must show as it happens, also when stdout is a pipe
 
 
-class _Stop(Exception):
+class StopRun(Exception):
     def __init__(self, status: str, message: str):
         super().__init__(message)
         self.status, self.message = status, message
@@ -64,7 +64,7 @@ def load_reference_source(manifest: Manifest, module: Module) -> str:
         path = manifest.root / module.reference
         if path.is_file():
             return path.read_text()
-        raise _Stop(SETUP_ERROR, f"{manifest.path}: no [reference] source_loader, and {module.reference} is not a "
+        raise StopRun(SETUP_ERROR, f"{manifest.path}: no [reference] source_loader, and {module.reference} is not a "
                                  "file of the repository")
     module_name, _, function = manifest.source_loader.partition(":")
     if str(manifest.root) not in sys.path:
@@ -72,7 +72,7 @@ def load_reference_source(manifest: Manifest, module: Module) -> str:
     try:
         return getattr(importlib.import_module(module_name), function)(module.reference)
     except Exception as error:
-        raise _Stop(SETUP_ERROR, f"could not read the reference {module.reference} through "
+        raise StopRun(SETUP_ERROR, f"could not read the reference {module.reference} through "
                                  f"{manifest.source_loader}: {type(error).__name__}: {error}") from error
 
 
@@ -99,9 +99,9 @@ class Driver:
     def _call_agent(self, prompt: str, module: Module, kind: str) -> list[str]:
         opts = self.options
         if self.calls >= opts.max_iterations:
-            raise _Stop(MAX_ITERATIONS, f"max iterations reached ({opts.max_iterations} agent calls)")
+            raise StopRun(MAX_ITERATIONS, f"max iterations reached ({opts.max_iterations} agent calls)")
         if opts.budget_usd is not None and self.cost_reported and self.cost >= opts.budget_usd:
-            raise _Stop(BUDGET, f"budget spent: ${self.cost:.4f} of ${opts.budget_usd:.4f}")
+            raise StopRun(BUDGET, f"budget spent: ${self.cost:.4f} of ${opts.budget_usd:.4f}")
         self.calls += 1
         directory = self.log.iteration_dir(self.calls)
         prompt_file = directory / f"prompt-{kind}.md"
@@ -116,7 +116,7 @@ class Driver:
             (directory / "agent.diff").write_text(workspace.diff(before, after))
             workspace.restore_protected(self.manifest, before, after)
             self.log.event(iteration=self.calls, kind=kind, module=module.name, agent_error=str(error))
-            raise _Stop(AGENT_ERROR, str(error)) from error
+            raise StopRun(AGENT_ERROR, str(error)) from error
         after = workspace.snapshot(self.manifest)
         (directory / "agent.stdout").write_text(result.stdout)
         (directory / "agent.stderr").write_text(result.stderr)
@@ -139,11 +139,11 @@ class Driver:
                  + (f"; restored protected {restored}" if restored else ""))
         if result.returncode != 0:
             tail = (result.stderr.strip() or result.stdout.strip())[-1500:]
-            raise _Stop(AGENT_ERROR, f"agent {opts.agent.name} exited with status {result.returncode}:\n{tail}")
+            raise StopRun(AGENT_ERROR, f"agent {opts.agent.name} exited with status {result.returncode}:\n{tail}")
         if opts.budget_usd is not None and usage.cost_usd is None and self.calls == 1:
             self.say(f"    warning: {opts.agent.name} reports no cost; --budget-usd cannot be enforced")
         if opts.budget_usd is not None and self.cost_reported and self.cost > opts.budget_usd:
-            raise _Stop(BUDGET, f"budget exceeded: ${self.cost:.4f} spent, budget ${opts.budget_usd:.4f}")
+            raise StopRun(BUDGET, f"budget exceeded: ${self.cost:.4f} spent, budget ${opts.budget_usd:.4f}")
         return restored
 
     # --- the levels ----------------------------------------------------------------------------
@@ -233,7 +233,7 @@ class Driver:
                 last_failure = failure[0]
                 restored = self._repair(failure[0], failure[1], restored)
                 start_at_l1 = True  # after any repair, go back to the lowest level
-        except _Stop as stop:
+        except StopRun as stop:
             return self._finish(stop.status, stop.message, last_failure)
         return self._success()
 
@@ -292,7 +292,7 @@ def adopt(manifest: Manifest, options: Options, author: str, say: Optional[Calla
             result = driver._verify(level, entries)
             if not result.passed:
                 return driver._finish(SETUP_ERROR, f"not adopted: {result.summary()}\n{result.report()}", result)
-    except _Stop as stop:
+    except StopRun as stop:
         return driver._finish(stop.status, stop.message, None)
     driver.options = dataclasses.replace(options, agent=agents.AgentSpec(f"none ({author})", ""))
     return driver._success()
