@@ -1,0 +1,67 @@
+"""One MuJoCo timestep (mj_step with the Euler integrator), composed from the stage modules:
+kinematics -> mass matrix -> bias and passive forces -> actuation -> collision and constraint
+rows -> Newton solver -> Euler."""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+from flax import struct
+
+from .bias import bias_force, passive_force
+from .collision import capsule_floor_contacts
+from .constraints import ConstraintRows, make_constraints
+from .inertia import mass_matrix, motion_frames
+from .kinematics import forward_kinematics
+from .linalg import cholesky_solve
+from .model import PlanarModel
+from .solver import SolverResult, newton_solve
+
+
+@struct.dataclass
+class Forward:
+    """What mj_forward computes that the step and the tests read."""
+
+    M: jax.Array
+    qfrc_bias: jax.Array
+    qfrc_passive: jax.Array
+    qfrc_actuator: jax.Array
+    qfrc_smooth: jax.Array
+    qacc_smooth: jax.Array
+    rows: ConstraintRows
+    solution: SolverResult
+
+
+def actuator_force(pm: PlanarModel, ctrl: jax.Array) -> jax.Array:
+    dtype = ctrl.dtype
+    clamped = jnp.clip(ctrl, jnp.asarray(pm.actuator_ctrlrange[:, 0], dtype), jnp.asarray(pm.actuator_ctrlrange[:, 1], dtype))
+    return jnp.zeros(pm.nv, dtype).at[jnp.array(pm.actuator_dof)].set(jnp.asarray(pm.actuator_gear, dtype) * clamped)
+
+
+def forward(pm: PlanarModel, qpos, qvel, ctrl, max_iterations: int = 100) -> Forward:
+    kin = forward_kinematics(pm, qpos)
+    frames = motion_frames(pm, kin)
+    M = mass_matrix(pm, frames)
+    qfrc_bias = bias_force(pm, frames, qvel)
+    qfrc_passive = passive_force(pm, qpos, qvel)
+    qfrc_actuator = actuator_force(pm, ctrl)
+    qfrc_smooth = qfrc_passive - qfrc_bias + qfrc_actuator
+    qacc_smooth = cholesky_solve(M, qfrc_smooth)
+    contacts = capsule_floor_contacts(pm, frames)
+    rows = make_constraints(pm, frames, contacts, qpos, qvel)
+    solution = newton_solve(pm, M, qfrc_smooth, qacc_smooth, rows, max_iterations)
+    return Forward(M=M, qfrc_bias=qfrc_bias, qfrc_passive=qfrc_passive, qfrc_actuator=qfrc_actuator,
+                   qfrc_smooth=qfrc_smooth, qacc_smooth=qacc_smooth, rows=rows, solution=solution)
+
+
+def physics_step(pm: PlanarModel, qpos, qvel, ctrl, max_iterations: int = 100):
+    """(qpos, qvel, Forward) after one timestep from (qpos, qvel) under `ctrl`."""
+    fwd = forward(pm, qpos, qvel, ctrl, max_iterations)
+    qpos_new, qvel_new = euler_step_from(pm, qpos, qvel, fwd)
+    return qpos_new, qvel_new, fwd
+
+
+def euler_step_from(pm: PlanarModel, qpos, qvel, fwd: Forward):
+    from .integrator import euler_step
+
+    return euler_step(pm, qpos, qvel, fwd.M, fwd.qfrc_smooth + fwd.solution.qfrc_constraint)

@@ -1,0 +1,125 @@
+"""The constraint solver: MuJoCo's primal Newton method for this model (pyramidal cone, soft
+constraints), mj_solNewton.
+
+It minimises over the acceleration x
+    0.5 (x - qacc_smooth)' M (x - qacc_smooth) + sum_i w_i 0.5 D_i min(0, J_i x - aref_i)^2,
+a strictly convex piecewise quadratic whose minimiser is qacc (w_i counts MuJoCo's copies of a
+row, see constraints.py); each copy's force is f_i = -D_i min(0, J_i x - aref_i). Each iteration
+takes the Newton direction of the quadratic piece at x (Hessian M + J' diag(w D active) J,
+Cholesky) and an exact line search along it.
+
+MuJoCo stops when its scaled cost improvement or gradient falls below `tolerance` (1e-8) and
+uses an inexact line search, so its path differs from ours; both land on the same minimiser.
+Ours stops at the exact minimiser: when the active set after a step is the one whose quadratic
+the step solved (that step was then a full Newton step to the minimum of the right piece), or
+when a step no longer lowers the cost (rounding), or after `max_iterations`.
+
+J x, J' f and J' diag(w) J go through the kinematic tree (rows.py); M x is a broadcast-multiply-
+sum, which under vmap is an elementwise loop over the batch that XLA fuses (a tiny batched matmul
+is not).
+"""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+from flax import struct
+
+from .constraints import ConstraintRows
+from .model import PlanarModel
+from .linalg import cholesky_solve
+
+LINE_SEARCH_ITERATIONS = 30
+
+
+@struct.dataclass
+class SolverResult:
+    qacc: jax.Array
+    efc_force: jax.Array  # force of one copy of each row
+    qfrc_constraint: jax.Array
+    iterations: jax.Array
+    cost: jax.Array
+
+
+def matvec(a, x):
+    return jnp.sum(a * x[None, :], axis=1)
+
+
+def _evaluate(pm, x, M, qfrc_smooth, qacc_smooth, rows: ConstraintRows, wd):
+    jar = rows.J_mul(pm, x) - rows.aref
+    active = (jar < 0) & (wd > 0)
+    ma = matvec(M, x)
+    cost = 0.5 * jnp.sum((ma - qfrc_smooth) * (x - qacc_smooth)) + 0.5 * jnp.sum(jnp.where(active, wd * jar * jar, 0.0))
+    grad = ma - qfrc_smooth + rows.JT_mul(pm, jnp.where(active, wd * jar, 0.0))
+    return jar, active, cost, grad
+
+
+def exact_line_search(jar, jv, wd, slope0, curvature):
+    """argmin over alpha >= 0 of slope0*alpha + 0.5*curvature*alpha^2 + sum 0.5 wd min(0, jar + alpha jv)^2.
+
+    The derivative is piecewise linear and non-decreasing. From a point, solve the linear piece
+    it lies on; if that solution lies on the same piece it is the minimiser, otherwise it becomes
+    the next point, kept inside the bracket [lo, hi] of known derivative signs (bisecting when it
+    falls outside), so the search ends after finitely many pieces.
+    """
+    inf = jnp.asarray(jnp.inf, jar.dtype)
+
+    def piece(alpha):
+        act = ((jar + alpha * jv) < 0) & (wd > 0)
+        num = slope0 + jnp.sum(jnp.where(act, wd * jar * jv, 0.0))
+        den = curvature + jnp.sum(jnp.where(act, wd * jv * jv, 0.0))
+        deriv = num + alpha * den
+        return act, deriv, -num / den
+
+    def cond(carry):
+        _, _, _, done, it = carry
+        return (~done) & (it < LINE_SEARCH_ITERATIONS)
+
+    def body(carry):
+        alpha, lo, hi, _, it = carry
+        act, deriv, solution = piece(alpha)
+        same_piece = jnp.all(piece(solution)[0] == act)
+        lo = jnp.where(deriv < 0, alpha, lo)
+        hi = jnp.where(deriv > 0, alpha, hi)
+        inside = (solution > lo) & (solution < hi)
+        fallback = jnp.where(jnp.isinf(hi), 2.0 * lo + 1.0, 0.5 * (lo + hi))
+        nxt = jnp.where(same_piece | inside, solution, fallback)
+        return nxt, lo, hi, same_piece | (deriv == 0), it + 1
+
+    zero = jnp.zeros((), jar.dtype)
+    alpha, *_ = jax.lax.while_loop(cond, body, (zero, zero, inf, jnp.array(False), jnp.zeros((), jnp.int32)))
+    return alpha
+
+
+def newton_solve(pm: PlanarModel, M, qfrc_smooth, qacc_smooth, rows: ConstraintRows, max_iterations: int = 100) -> SolverResult:
+    wd = rows.weight * rows.D
+
+    def cond(carry):
+        *_, it, done = carry
+        return (~done) & (it < max_iterations)
+
+    def body(carry):
+        x, jar, active, cost, grad, it, _ = carry
+        row_weight = jnp.where(active, wd, 0.0)
+        hessian = M + rows.gram(pm, row_weight)
+        direction = -cholesky_solve(hessian, grad)
+        jv = rows.J_mul(pm, direction)
+        m_dir = matvec(M, direction)
+        slope0 = jnp.sum(m_dir * (x - qacc_smooth))
+        curvature = jnp.sum(m_dir * direction)
+        alpha = exact_line_search(jar, jv, wd, slope0, curvature)
+        x_new = x + alpha * direction
+        jar_new, active_new, cost_new, grad_new = _evaluate(pm, x_new, M, qfrc_smooth, qacc_smooth, rows, wd)
+        improved = cost_new < cost
+        done = jnp.all(active_new == active) | ~improved
+        # keep the better point: a step that did not lower the cost is rounding noise
+        keep = lambda new, old: jnp.where(improved, new, old)  # noqa: E731
+        return (keep(x_new, x), keep(jar_new, jar), keep(active_new, active), keep(cost_new, cost),
+                keep(grad_new, grad), it + 1, done)
+
+    jar, active, cost, grad = _evaluate(pm, qacc_smooth, M, qfrc_smooth, qacc_smooth, rows, wd)
+    carry = (qacc_smooth, jar, active, cost, grad, jnp.zeros((), jnp.int32), ~jnp.any(active))
+    x, jar, active, cost, _, it, _ = jax.lax.while_loop(cond, body, carry)
+    force = jnp.where(active, -rows.D * jar, 0.0)
+    return SolverResult(qacc=x, efc_force=force, qfrc_constraint=rows.JT_mul(pm, rows.weight * force),
+                        iterations=it, cost=cost)
