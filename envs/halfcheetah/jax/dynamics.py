@@ -38,7 +38,9 @@ def actuator_force(pm: PlanarModel, ctrl: jax.Array) -> jax.Array:
     return jnp.zeros(pm.nv, dtype).at[jnp.array(pm.actuator_dof)].set(jnp.asarray(pm.actuator_gear, dtype) * clamped)
 
 
-def forward(pm: PlanarModel, qpos, qvel, ctrl, max_iterations: int = 100) -> Forward:
+def forward(pm: PlanarModel, qpos, qvel, ctrl, max_iterations: int = 100, constraints: bool = True) -> Forward:
+    """mj_forward. `constraints=False` leaves out contacts and joint limits (qacc = qacc_smooth):
+    the unconstrained system, for energy tests."""
     kin = forward_kinematics(pm, qpos)
     frames = motion_frames(pm, kin)
     M = mass_matrix(pm, frames)
@@ -49,14 +51,19 @@ def forward(pm: PlanarModel, qpos, qvel, ctrl, max_iterations: int = 100) -> For
     qacc_smooth = cholesky_solve(M, qfrc_smooth)
     contacts = capsule_floor_contacts(pm, frames)
     rows = make_constraints(pm, frames, contacts, qpos, qvel)
-    solution = newton_solve(pm, M, qfrc_smooth, qacc_smooth, rows, max_iterations)
+    if constraints:
+        solution = newton_solve(pm, M, qfrc_smooth, qacc_smooth, rows, max_iterations)
+    else:
+        zero_rows = jnp.zeros_like(rows.D)
+        solution = SolverResult(qacc=qacc_smooth, efc_force=zero_rows, qfrc_constraint=jnp.zeros_like(qacc_smooth),
+                                iterations=jnp.zeros((), jnp.int32), cost=jnp.zeros((), qpos.dtype))
     return Forward(M=M, qfrc_bias=qfrc_bias, qfrc_passive=qfrc_passive, qfrc_actuator=qfrc_actuator,
                    qfrc_smooth=qfrc_smooth, qacc_smooth=qacc_smooth, rows=rows, solution=solution)
 
 
-def physics_step(pm: PlanarModel, qpos, qvel, ctrl, max_iterations: int = 100):
+def physics_step(pm: PlanarModel, qpos, qvel, ctrl, max_iterations: int = 100, constraints: bool = True):
     """(qpos, qvel, Forward) after one timestep from (qpos, qvel) under `ctrl`."""
-    fwd = forward(pm, qpos, qvel, ctrl, max_iterations)
+    fwd = forward(pm, qpos, qvel, ctrl, max_iterations, constraints)
     qpos_new, qvel_new = euler_step_from(pm, qpos, qvel, fwd)
     return qpos_new, qvel_new, fwd
 
@@ -65,3 +72,14 @@ def euler_step_from(pm: PlanarModel, qpos, qvel, fwd: Forward):
     from .integrator import euler_step
 
     return euler_step(pm, qpos, qvel, fwd.M, fwd.qfrc_smooth + fwd.solution.qfrc_constraint)
+
+
+def mechanical_energy(pm: PlanarModel, qpos, qvel):
+    """(potential, kinetic): gravity + joint springs, and 0.5 qvel' M qvel (mj_energyPos/Vel)."""
+    dtype = qpos.dtype
+    kin = forward_kinematics(pm, qpos)
+    M = mass_matrix(pm, motion_frames(pm, kin))
+    gravity = pm.gravity * jnp.sum(jnp.asarray(pm.body_mass, dtype) * kin.com_xz[:, 1])
+    stretch = qpos - jnp.asarray(pm.dof_springref, dtype)
+    springs = 0.5 * jnp.sum(jnp.asarray(pm.dof_stiffness, dtype) * stretch * stretch)
+    return gravity + springs, 0.5 * jnp.dot(qvel, M @ qvel)

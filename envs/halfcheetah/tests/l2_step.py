@@ -1,0 +1,63 @@
+"""L2: one whole env step (frame_skip = 5 mj_steps: forward, solve, Euler, five times) from the
+same state as MuJoCo C: qacc of the last timestep, qvel and qpos after it, within 1e-10 in
+float64; observation and reward as Gymnasium's HalfCheetah-v5 gives them."""
+
+import jax
+import numpy as np
+from hypothesis import given, settings
+
+from envs.halfcheetah.jax import env
+from envs.halfcheetah.reference.mujoco_ref import MujocoCheetah
+from envs.halfcheetah.tests.harness import CHEETAH, assert_close, cheetah_states, jitted_physics_step
+
+EXAMPLES = settings(max_examples=40, deadline=None)
+PARAMS = env.EnvParams(dtype="float64")
+_env_step = jax.jit(lambda state, action: env.step_no_reset(state, action, PARAMS))
+
+
+def _mujoco_env_step(qpos, qvel, ctrl):
+    cheetah = MujocoCheetah()
+    cheetah.set_state(qpos, qvel)
+    observation, reward = cheetah.step(ctrl)
+    return cheetah, observation, reward
+
+
+@CHEETAH.covers("solver", "integrator")
+@EXAMPLES
+@given(cheetah_states())
+def test_frame_skip_timesteps_equal_mj_step(state):
+    qpos, qvel, ctrl = state
+    cheetah, _, _ = _mujoco_env_step(qpos, qvel, ctrl)
+    step = jitted_physics_step()
+    q, v = qpos, qvel
+    for _ in range(5):
+        q, v, fwd = step(q, v, ctrl)
+    assert_close(fwd.solution.qacc, cheetah.data.qacc, 1e-10, "qacc (last timestep)", rtol=1e-12)
+    assert_close(v, cheetah.qvel, 1e-10, "qvel after frame_skip")
+    assert_close(q, cheetah.qpos, 1e-10, "qpos after frame_skip")
+
+
+@CHEETAH.covers("env")
+@EXAMPLES
+@given(cheetah_states())
+def test_env_step_observation_and_reward_equal_halfcheetah_v5(state):
+    qpos, qvel, ctrl = state
+    action = np.clip(ctrl, -1, 1)
+    _, observation, reward = _mujoco_env_step(qpos, qvel, action)
+    obs, next_state, ours_reward, done, info = _env_step(env.state_from_qpos_qvel(qpos, qvel, PARAMS), action)
+    assert_close(obs, observation, 1e-10, "observation")
+    assert_close(ours_reward, reward, 1e-8, "reward")  # dx/dt: qpos error / 0.05
+    assert not bool(done) and int(next_state.step_count) == 1
+
+
+@CHEETAH.covers("env")
+def test_gymnasium_env_reset_matches_our_reference_adapter():
+    """The adapter's reset draws Gymnasium's reset noise the way HalfCheetah-v5 does (same seed,
+    same observation), so L3 episodes start where Gymnasium's would."""
+    from envs.halfcheetah.reference.mujoco_ref import make_gym_env
+
+    gym_env = make_gym_env()
+    for seed in (0, 1, 12345):
+        observation, _ = gym_env.reset(seed=seed)
+        assert np.array_equal(observation, MujocoCheetah().reset(seed))
+    gym_env.close()
