@@ -21,7 +21,6 @@ from .inertia import Frames
 from .model import MJ_MAXIMP, MJ_MINIMP, MJ_MINVAL, PlanarModel
 from .rows import RowOperator, apply, apply_transpose, dense, weighted_gram
 
-
 ROWS_PER_CONTACT = 3
 CONTACT_ROW_WEIGHT = (1.0, 1.0, 2.0)
 

@@ -6,7 +6,6 @@ qpos += h qvel (new velocity: semi-implicit). d->qacc keeps the solver's acceler
 
 from __future__ import annotations
 
-import jax
 import jax.numpy as jnp
 
 from .linalg import cholesky_solve

@@ -26,8 +26,8 @@ import jax.numpy as jnp
 from flax import struct
 
 from .constraints import ConstraintRows
-from .model import PlanarModel
 from .linalg import cholesky_solve
+from .model import PlanarModel
 
 LINE_SEARCH_ITERATIONS = 30
 

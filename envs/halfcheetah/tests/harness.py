@@ -59,12 +59,12 @@ def mujoco_full_mass(m, d):
     return full
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def jitted_forward(max_iterations: int = 100):
     return jax.jit(lambda q, v, u: dynamics.forward(PM, q, v, u, max_iterations))
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def jitted_physics_step():
     return jax.jit(lambda q, v, u: dynamics.physics_step(PM, q, v, u))
 

@@ -15,8 +15,16 @@ from envs.halfcheetah.jax.collision import capsule_floor_contacts
 from envs.halfcheetah.jax.inertia import motion_frames
 from envs.halfcheetah.jax.kinematics import forward_kinematics
 from envs.halfcheetah.reference.model_file import model_path
-from envs.halfcheetah.tests.harness import (CHEETAH, PM, assert_close, cheetah_states, in_mujoco_layout, mujoco_forward,
-                                            ours_forward, rows_in_effect)
+from envs.halfcheetah.tests.harness import (
+    CHEETAH,
+    PM,
+    assert_close,
+    cheetah_states,
+    in_mujoco_layout,
+    mujoco_forward,
+    ours_forward,
+    rows_in_effect,
+)
 
 EXAMPLES = settings(max_examples=40, deadline=None)
 

@@ -8,8 +8,15 @@ from hypothesis import given, settings
 
 from envs.halfcheetah.jax import bias, inertia, kinematics
 from envs.halfcheetah.jax.model import MJ_MAXIMP, MJ_MINIMP, MJ_MINVAL
-from envs.halfcheetah.tests.harness import (CHEETAH, PM, assert_close, cheetah_states, mujoco_forward, mujoco_full_mass,
-                                            ours_forward)
+from envs.halfcheetah.tests.harness import (
+    CHEETAH,
+    PM,
+    assert_close,
+    cheetah_states,
+    mujoco_forward,
+    mujoco_full_mass,
+    ours_forward,
+)
 
 EXAMPLES = settings(max_examples=40, deadline=None)
 
