@@ -39,7 +39,7 @@ def test_l3_alone_only_says_which_step_diverged(coriolis_sign_error):
     cheetah.reset(0)
     state = env.state_from_qpos_qvel(cheetah.qpos, cheetah.qvel, params)
     actions = np.random.default_rng(0).uniform(-1, 1, (50, 6))
-    for t, action in enumerate(actions):
+    for t, action in enumerate(actions):  # noqa: B007 - t is read after the break
         reference, _ = cheetah.step(action)
         obs, state = step(state, action)
         if np.max(np.abs(np.asarray(obs) - reference)) > 1e-10:

@@ -2,14 +2,17 @@
 random actions from seeded generators), and the translation against them.
 
 (a) One-step error, re-synchronised every step: from each of MuJoCo's 100,000 states, one env
-    step of ours under the same action; every observation component within 1e-10 in float64
-    (holds on 99.98% of states; on the rest MuJoCo's Newton stopped at its 1e-8 tolerance short
-    of the minimiser that ours reaches exactly - see the README; the strict bar is an xfail). In
+    step of ours under the same action; every observation component within 1e-10 in float64,
+    except on the states where MuJoCo's Newton stopped at its 1e-8 tolerance short of the
+    minimiser (20 of 100,000): there MJX disagrees with C exactly as much, and ours must equal
+    MJX. In
     float32 ours is compared with MJX's own float32 error on the same states (a sample of 2,000,
     MJX being slow on CPU) and must be no worse.
 (b) Free running: each backend runs the episode on its own from the same first state and actions.
-    Contacts make the system chaotic, so any rounding difference grows; the curve of the median
-    (over episodes) error against the step must not cross 1e-6 earlier for ours than for MJX.
+    Contacts make the system chaotic, so any rounding difference grows. The error of ours must
+    not grow faster than MJX's (fitted decades per step); the stricter bar - ours leaves MuJoCo's
+    trajectory (error > 1e-6) no earlier than MJX, by a paired sign test - is a strict xfail with
+    the measured figures. The median curves go in the report.
 Figures go to $ENVPORT_L3_OUT/halfcheetah_l3.json (default: the system temp folder).
 """
 
@@ -21,6 +24,7 @@ from pathlib import Path
 import jax
 import numpy as np
 import pytest
+from scipy.stats import binomtest
 
 from envs.halfcheetah.jax import env
 from envs.halfcheetah.reference import mjx_ref
@@ -83,25 +87,34 @@ def _float64_one_step(reference):
     return obs, flat["obs"]
 
 
-@pytest.mark.xfail(strict=True, raises=AssertionError, reason="MuJoCo's Newton stops at tolerance 1e-8 short of the minimiser on ~0.02% of "
-                   "states; matching it there needs its warm start, line search and stopping rule replicated")
-def test_l3a_one_step_float64_within_1e10_on_every_state(reference):
-    ours, mujoco = _float64_one_step(reference)
-    assert_close(ours, mujoco, 1e-10, "observation, one step from MuJoCo's state (float64)")
-
-
-def test_l3a_one_step_error_float64(reference):
+def test_l3a_one_step_float64_within_1e10_of_mujoco_or_equal_to_mjx_where_mujoco_stops_early(reference):
+    """Every state: within 1e-10 of MuJoCo C. Where not (20 of 100,000 states, measured), MuJoCo's
+    Newton stopped at its tolerance short of the minimiser; MJX, the other JAX implementation of
+    the same algorithm, then disagrees with C by as much, and ours must equal MJX within 1e-10."""
     flat = {k: reference[k].reshape(EPISODES * STEPS, -1) for k in ("qpos", "qvel", "actions", "obs")}
-    obs, rewards = _ours_one_step(F64, flat["qpos"], flat["qvel"], flat["actions"])
-    per_state = np.abs(obs - flat["obs"]).max(axis=1)
-    error = np.abs(obs - flat["obs"]).max(axis=0)
-    within = float(np.mean(per_state <= 1e-10))
-    _report("one_step_float64", {"max_error_qpos": float(error[:8].max()), "max_error_qvel": float(error[8:].max()),
-                                 "per_component": error.tolist(), "states": EPISODES * STEPS,
-                                 "fraction_within_1e-10": within,
-                                 "quantiles": {q: float(np.quantile(per_state, q)) for q in (0.5, 0.99, 0.999, 1.0)}})
-    assert within >= 0.99, within
-    assert_close(obs, flat["obs"], 1e-4, "observation, one step from MuJoCo's state (float64)")
+    ours, rewards = _ours_one_step(F64, flat["qpos"], flat["qvel"], flat["actions"])
+    per_state = np.abs(ours - flat["obs"]).max(axis=1)
+    error = np.abs(ours - flat["obs"]).max(axis=0)
+    off = np.nonzero(per_state > 1e-10)[0]
+    figures = {"states": EPISODES * STEPS, "max_error_qpos": float(error[:8].max()),
+               "max_error_qvel": float(error[8:].max()), "per_component": error.tolist(),
+               "fraction_within_1e-10": float(np.mean(per_state <= 1e-10)),
+               "quantiles": {q: float(np.quantile(per_state, q)) for q in (0.5, 0.99, 0.999, 1.0)},
+               "off_states": off.tolist(), "off_states_ours_error": per_state[off].tolist()}
+    assert len(off) <= EPISODES * STEPS // 1000, f"{len(off)} states off by more than 1e-10"
+    if len(off):
+        data = mjx_ref.make_batched_step("float64")(
+            mjx_ref.initial_data(flat["qpos"][off], flat["qvel"][off], "float64"), flat["actions"][off])
+        mjx_obs = np.concatenate([np.asarray(data.qpos)[:, 1:], np.asarray(data.qvel)], axis=1)
+        mjx_error = np.abs(mjx_obs - flat["obs"][off]).max(axis=1)
+        figures["off_states_mjx_error"] = mjx_error.tolist()
+        figures["off_states_ours_minus_mjx"] = np.abs(ours[off] - mjx_obs).max(axis=1).tolist()
+    _report("one_step_float64", figures)
+    if len(off):
+        assert np.all(mjx_error > 1e-10), "a state where MJX agrees with MuJoCo but ours does not"
+        assert_close(ours[off], mjx_obs, 1e-10, "ours vs MJX where MuJoCo stopped early")
+    on = per_state <= 1e-10
+    assert_close(rewards[on], reference["rewards"].reshape(-1)[on], 1e-8, "reward (dx/dt amplifies qpos errors 20x)")
 
 
 def test_l3a_one_step_error_float32_no_worse_than_mjx(reference):
@@ -149,30 +162,48 @@ def test_l3b_free_running_divergence_no_faster_than_mjx(reference):
         data = mjx_step(data, actions[:, t])
         mjx[:, t] = np.concatenate([np.asarray(data.qpos)[:, 1:], np.asarray(data.qvel)], axis=1)
 
-    ours_curve = np.median(np.abs(ours - target).max(axis=2), axis=0)
-    mjx_curve = np.median(np.abs(mjx - target).max(axis=2), axis=0)
+    ours_error, mjx_error = np.abs(ours - target).max(axis=2), np.abs(mjx - target).max(axis=2)  # (episodes, steps)
+    ours_curve, mjx_curve = np.median(ours_error, axis=0), np.median(mjx_error, axis=0)
     crossings = {level: (_first_crossing(ours_curve, level), _first_crossing(mjx_curve, level))
                  for level in (1e-9, 1e-6, 1e-3, 1.0)}
+    # Paired per episode: the step where each backend's error first passes 1e-6. Chaos makes the
+    # difference random; "ours diverges faster" means ours is earlier in significantly more
+    # episodes than later (one-sided sign test, p < 0.01).
+    ours_at = np.array([_first_crossing(e, 1e-6) for e in ours_error])
+    mjx_at = np.array([_first_crossing(e, 1e-6) for e in mjx_error])
+    earlier, later = int(np.sum(ours_at < mjx_at)), int(np.sum(ours_at > mjx_at))
+    p_value = binomtest(earlier, earlier + later, 0.5, alternative="greater").pvalue if earlier + later else 1.0
     _report("free_running_float64", {
         "steps": FREE_STEPS, "episodes": EPISODES,
         "first_step_median_error_above": {f"{k:g}": {"ours": v[0], "mjx": v[1]} for k, v in crossings.items()},
+        "per_episode_1e-6": {"ours_earlier": earlier, "ours_later": later, "tied": EPISODES - earlier - later,
+                             "mean_step_ours": float(ours_at.mean()), "mean_step_mjx": float(mjx_at.mean()),
+                             "sign_test_p": float(p_value)},
         "median_error_curve_ours": ours_curve.tolist(), "median_error_curve_mjx": mjx_curve.tolist(),
     })
-    ours_at, mjx_at = crossings[1e-6]
-    # measured: ours 69, MJX 71 (MJX follows MuJoCo's early-stopping solver path, ours the exact
-    # minimiser; see the strict xfail below). Chaos amplifies any difference ~10x per 10 steps, so
-    # two steps is a factor of ~2 in error; a translation bug shows up as tens of steps.
-    _FREE_RUNNING["crossings"] = crossings
-    assert ours_at >= mjx_at - 5, f"ours passes 1e-6 at step {ours_at}, MJX at {mjx_at}"
+    _FREE_RUNNING.update(earlier=earlier, later=later, p_value=p_value)
+    # The growth rate of the error (decades per step, fitted where the median error is between
+    # 1e-12 and 1e-4) is the chaos of the dynamics itself: a translation that got the dynamics
+    # wrong would change it. Measured: ours 0.113, MJX 0.110.
+    ours_rate, mjx_rate = _growth_rate(ours_curve), _growth_rate(mjx_curve)
+    _report("free_running_growth_rate", {"ours": ours_rate, "mjx": mjx_rate})
+    assert ours_rate <= 1.15 * mjx_rate, f"error grows {ours_rate:.3f} decades/step for ours, {mjx_rate:.3f} for MJX"
 
 
-_FREE_RUNNING = {}
+def _growth_rate(curve):
+    steps = np.arange(len(curve))
+    window = (curve > 1e-12) & (curve < 1e-4)
+    return float(np.polyfit(steps[window], np.log10(curve[window]), 1)[0])
 
 
-@pytest.mark.xfail(strict=True, raises=AssertionError, reason="ours reaches the solver's exact minimiser where MuJoCo stops early, so it "
-                   "leaves MuJoCo's trajectory ~2 steps before MJX does (measured 69 vs 71)")
-def test_l3b_free_running_no_earlier_than_mjx_strict():
+_FREE_RUNNING: dict = {}
+
+
+@pytest.mark.xfail(strict=True, raises=AssertionError, reason=(
+    "measured: ours leaves MuJoCo's trajectory earlier than MJX in 42 episodes, later in 13 (p=6e-5): the same "
+    "growth rate from a ~2x larger per-step rounding error (ours 1e-14 median); MJX's operation order is C's"))
+def test_l3b_free_running_leaves_mujoco_no_earlier_than_mjx():
     if not _FREE_RUNNING:
-        pytest.fail("needs test_l3b_free_running_divergence_no_faster_than_mjx to run first (same module)")
-    ours_at, mjx_at = _FREE_RUNNING["crossings"][1e-6]
-    assert ours_at >= mjx_at
+        raise RuntimeError("run with test_l3b_free_running_divergence_no_faster_than_mjx (same module) first")
+    earlier, later, p_value = _FREE_RUNNING["earlier"], _FREE_RUNNING["later"], _FREE_RUNNING["p_value"]
+    assert p_value >= 0.01, f"ours leaves MuJoCo earlier than MJX in {earlier} episodes, later in {later} (p={p_value:.2g})"

@@ -1,0 +1,66 @@
+"""The Gymnasium envs: check_env on both, equal seeds give equal starts (ours and HalfCheetah-v5)
+and equal trajectories (ours), bad actions are refused with a clear error."""
+
+from pathlib import Path
+
+import gymnasium
+import numpy as np
+import pytest
+from gymnasium.utils.env_checker import check_env
+
+import envs.halfcheetah  # noqa: F401 - registers the ids
+from shared.verification.components import Components
+
+# not from the harness: it turns on jax_enable_x64, and these envs must work without it
+CHEETAH = Components.from_translation_toml(Path(__file__).resolve().parents[1] / "translation.toml")
+
+
+@CHEETAH.covers("env")
+@pytest.mark.parametrize("env_id", ["envport/HalfCheetah-v0", "envport/HalfCheetahJax-v0"])
+def test_check_env(env_id):
+    env = gymnasium.make(env_id)
+    check_env(env.unwrapped, skip_render_check=True)
+    env.close()
+
+
+@CHEETAH.covers("env")
+def test_same_seed_same_start_as_halfcheetah_v5_and_same_trajectory():
+    ours, reference = gymnasium.make("envport/HalfCheetahJax-v0"), gymnasium.make("envport/HalfCheetah-v0")
+    obs, _ = ours.reset(seed=7)
+    ref_obs, _ = reference.reset(seed=7)
+    assert np.array_equal(obs.astype(np.float32), ref_obs.astype(np.float32))
+    actions = np.random.default_rng(1).uniform(-1, 1, (30, 6)).astype(np.float32)
+    first = [ours.step(a)[:2] for a in actions]
+    ours.reset(seed=7)
+    second = [ours.step(a)[:2] for a in actions]
+    for (o1, r1), (o2, r2) in zip(first, second, strict=False):
+        assert np.array_equal(o1, o2) and r1 == r2
+    ours.close()
+    reference.close()
+
+
+@CHEETAH.covers("env")
+@pytest.mark.parametrize("action", [np.zeros(5), np.zeros((2, 6)), np.array([0, 0, np.nan, 0, 0, 0])])
+def test_bad_actions_are_refused(action):
+    env = gymnasium.make("envport/HalfCheetahJax-v0")
+    env.reset(seed=0)
+    with pytest.raises(ValueError, match="action"):
+        env.step(action)
+
+
+def test_step_before_reset_is_refused():
+    from envs.halfcheetah.gym_envs import HalfCheetahJaxEnv
+
+    with pytest.raises(RuntimeError, match="reset"):
+        HalfCheetahJaxEnv().step(np.zeros(6))
+
+
+def test_float64_without_x64_is_a_clear_error():
+    import jax
+
+    from envs.halfcheetah.gym_envs import HalfCheetahJaxEnv
+
+    if jax.config.jax_enable_x64:
+        pytest.fail("this test file must run without jax_enable_x64 (the harness turns it on: do not import it first)")
+    with pytest.raises(ValueError, match="jax_enable_x64"):
+        HalfCheetahJaxEnv(dtype="float64")
