@@ -13,7 +13,11 @@ def read_source(path: str) -> str:
     spec = importlib.util.find_spec(top)
     if spec is None or not spec.submodule_search_locations:
         raise FileNotFoundError(f"{path}: the package {top!r} is not installed")
-    file = Path(list(spec.submodule_search_locations)[0]).parent / path
-    if not file.is_file():
-        raise FileNotFoundError(f"{path}: no such file in the installed {top!r} ({file})")
-    return file.read_text()
+    # mujoco and mujoco-mjx both install into mujoco/, which some installers (pex) make a
+    # namespace package with several locations: look in each
+    rest = path.split("/", 1)[1] if "/" in path else ""
+    for location in spec.submodule_search_locations:
+        file = Path(location) / rest
+        if file.is_file():
+            return file.read_text()
+    raise FileNotFoundError(f"{path}: no such file in the installed {top!r} ({list(spec.submodule_search_locations)})")
