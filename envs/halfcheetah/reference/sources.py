@@ -4,20 +4,22 @@ The packages are pinned in 3rdparty/python/jax-requirements.txt, so the text is 
 
 from __future__ import annotations
 
-import importlib.util
+import importlib
 from pathlib import Path
 
 
 def read_source(path: str) -> str:
-    top = path.split("/", 1)[0]
-    spec = importlib.util.find_spec(top)
-    if spec is None or not spec.submodule_search_locations:
-        raise FileNotFoundError(f"{path}: the package {top!r} is not installed")
-    # mujoco and mujoco-mjx both install into mujoco/, which some installers (pex) make a
-    # namespace package with several locations: look in each
-    rest = path.split("/", 1)[1] if "/" in path else ""
-    for location in spec.submodule_search_locations:
-        file = Path(location) / rest
-        if file.is_file():
-            return file.read_text()
-    raise FileNotFoundError(f"{path}: no such file in the installed {top!r} ({list(spec.submodule_search_locations)})")
+    """Import the deepest package on the path and look in its __path__: mujoco and mujoco-mjx
+    both install into mujoco/, and some installers (pex) split it over several folders that only
+    the imported package's __path__ lists."""
+    parts = path.split("/")
+    for depth in range(len(parts) - 1, 0, -1):
+        try:
+            package = importlib.import_module(".".join(parts[:depth]))
+        except ImportError:
+            continue
+        for location in getattr(package, "__path__", []):
+            file = Path(location, *parts[depth:])
+            if file.is_file():
+                return file.read_text()
+    raise FileNotFoundError(f"{path}: not a file of an installed package")
