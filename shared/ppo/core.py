@@ -10,7 +10,7 @@ import jax.numpy as jnp
 import optax
 from flax.training.train_state import TrainState
 
-from .networks import ActorCritic, entropy, hidden_sizes, log_prob
+from .networks import ActorCritic, GaussianActorCritic, hidden_sizes, policy_functions
 
 
 @dataclasses.dataclass(frozen=True)
@@ -31,6 +31,8 @@ class PPOConfig:
     network: str | Sequence[int] = "small"
     activation: str = "tanh"
     seed: int = 0
+    # continuous actions: a diagonal Gaussian over num_actions dimensions instead of a categorical
+    continuous: bool = False
 
     @property
     def batch_size(self) -> int:
@@ -59,7 +61,11 @@ class Transition(NamedTuple):
     obs: jax.Array
 
 
-def make_network(config: PPOConfig, num_actions: int) -> ActorCritic:
+def make_network(config: PPOConfig, num_actions: int) -> ActorCritic | GaussianActorCritic:
+    """num_actions: the number of discrete actions, or the action dimension when config.continuous."""
+    if config.continuous:
+        return GaussianActorCritic(action_dim=num_actions, hidden=hidden_sizes(config.network),
+                                   activation=config.activation)
     return ActorCritic(num_actions=num_actions, hidden=hidden_sizes(config.network), activation=config.activation)
 
 
@@ -90,6 +96,7 @@ def compute_gae(transitions: Transition, last_value: jax.Array, config: PPOConfi
 
 
 def ppo_loss(params, apply_fn, batch: Transition, advantages, targets, config: PPOConfig):
+    _, log_prob, entropy = policy_functions(config.continuous)
     logits, value = apply_fn(params, batch.obs)
     new_log_prob = log_prob(logits, batch.action)
     value_clipped = batch.value + (value - batch.value).clip(-config.clip_eps, config.clip_eps)

@@ -12,7 +12,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from .core import PPOConfig, Transition, make_network, make_train_state, update
-from .networks import sample_action
+from .networks import policy_functions
 
 
 @dataclass
@@ -33,14 +33,20 @@ class PhaseTimes:
 
 def train_host(config: PPOConfig, vector_env: gymnasium.vector.VectorEnv, show_progress: bool = True,
                name: str = "env", max_updates: int | None = None):
-    """PPO on a Gymnasium VectorEnv with a Discrete single action space.
-    Returns (train_state, metrics dict of numpy arrays, PhaseTimes)."""
+    """PPO on a Gymnasium VectorEnv with a Discrete single action space (or a 1-D Box one with
+    config.continuous). Returns (train_state, metrics dict of numpy arrays, PhaseTimes)."""
     if vector_env.num_envs != config.num_envs:
         raise ValueError(f"config.num_envs={config.num_envs} but the vector env has {vector_env.num_envs}")
     space = vector_env.single_action_space
-    if not isinstance(space, gymnasium.spaces.Discrete):
-        raise TypeError(f"host-loop PPO needs a Discrete action space, got {space}")
-    network = make_network(config, int(space.n))
+    if config.continuous:
+        if not (isinstance(space, gymnasium.spaces.Box) and len(space.shape) == 1):
+            raise TypeError(f"continuous host-loop PPO needs a 1-D Box action space, got {space}")
+        network = make_network(config, int(space.shape[0]))
+    else:
+        if not isinstance(space, gymnasium.spaces.Discrete):
+            raise TypeError(f"host-loop PPO needs a Discrete action space (or config.continuous), got {space}")
+        network = make_network(config, int(space.n))
+    sample_action, _, _ = policy_functions(config.continuous)
     key = jax.random.PRNGKey(config.seed)
     key, init_key = jax.random.split(key)
     train_state = make_train_state(config, network, init_key, vector_env.single_observation_space.shape)

@@ -12,7 +12,7 @@ import numpy as np
 from flax import struct
 
 from .core import PPOConfig, Transition, make_network, make_train_state, update
-from .networks import sample_action
+from .networks import policy_functions
 
 
 @dataclasses.dataclass(frozen=True)
@@ -25,7 +25,7 @@ class JaxEnvSpec:
     step: Callable
     params: Any
     observation_shape: tuple[int, ...]
-    num_actions: int
+    num_actions: int  # or the action dimension, for continuous actions (PPOConfig.continuous)
 
 
 @struct.dataclass
@@ -41,6 +41,7 @@ def make_train(config: PPOConfig, env: JaxEnvSpec, progress: Optional[Callable[[
     the episodes that finished during update u (NaN if none). `progress(update_index, mean_return)`
     is called from inside the jitted loop after every update (jax.debug.callback)."""
     network = make_network(config, env.num_actions)
+    sample_action, _, _ = policy_functions(config.continuous)
     vmapped_reset = jax.vmap(env.reset, in_axes=(0, None))
     vmapped_step = jax.vmap(env.step, in_axes=(0, 0, 0, None))
 

@@ -48,6 +48,62 @@ class ActorCritic(nn.Module):
         return logits, jnp.squeeze(value, axis=-1)
 
 
+class GaussianActorCritic(nn.Module):
+    """For continuous actions: a diagonal Gaussian with a state-independent log std (PureJaxRL's
+    continuous PPO). Its first output packs [mean, log_std] along the last axis."""
+
+    action_dim: int
+    hidden: Sequence[int] = PRESETS["small"]
+    activation: str = "tanh"
+
+    @nn.compact
+    def __call__(self, observation: jax.Array) -> tuple[jax.Array, jax.Array]:
+        act = nn.relu if self.activation == "relu" else nn.tanh
+        x = observation.astype(jnp.float32)
+        for width in self.hidden:
+            x = act(nn.Dense(width, kernel_init=orthogonal(np.sqrt(2)), bias_init=constant(0.0))(x))
+        mean = nn.Dense(self.action_dim, kernel_init=orthogonal(0.01), bias_init=constant(0.0))(x)
+        log_std = self.param("log_std", nn.initializers.zeros, (self.action_dim,))
+        v = observation.astype(jnp.float32)
+        for width in self.hidden:
+            v = act(nn.Dense(width, kernel_init=orthogonal(np.sqrt(2)), bias_init=constant(0.0))(v))
+        value = nn.Dense(1, kernel_init=orthogonal(1.0), bias_init=constant(0.0))(v)
+        return jnp.concatenate([mean, jnp.broadcast_to(log_std, mean.shape)], axis=-1), jnp.squeeze(value, axis=-1)
+
+
+def _split(dist: jax.Array) -> tuple[jax.Array, jax.Array]:
+    half = dist.shape[-1] // 2
+    return dist[..., :half], dist[..., half:]
+
+
+def gaussian_log_prob(dist: jax.Array, action: jax.Array) -> jax.Array:
+    mean, log_std = _split(dist)
+    z = (action - mean) * jnp.exp(-log_std)
+    return jnp.sum(-0.5 * z * z - log_std - 0.5 * jnp.log(2 * jnp.pi), axis=-1)
+
+
+def gaussian_sample(key: jax.Array, dist: jax.Array) -> tuple[jax.Array, jax.Array]:
+    mean, log_std = _split(dist)
+    action = mean + jnp.exp(log_std) * jax.random.normal(key, mean.shape)
+    return action, gaussian_log_prob(dist, action)
+
+
+def gaussian_entropy(dist: jax.Array) -> jax.Array:
+    _, log_std = _split(dist)
+    return jnp.sum(log_std + 0.5 * (1.0 + jnp.log(2 * jnp.pi)), axis=-1)
+
+
+def gaussian_mode(dist: jax.Array) -> jax.Array:
+    return _split(dist)[0]
+
+
+def policy_functions(continuous: bool):
+    """(sample, log_prob, entropy) for the policy head: categorical logits or a packed Gaussian."""
+    if continuous:
+        return gaussian_sample, gaussian_log_prob, gaussian_entropy
+    return sample_action, log_prob, entropy
+
+
 def parameter_count(params) -> int:
     return int(sum(np.prod(leaf.shape) for leaf in jax.tree.leaves(params)))
 

@@ -121,3 +121,40 @@ def test_breakdown_times_every_phase_of_both_pong_backends(tmp_path):
         assert row["transfer"] == 0 if row["backend"] == "jax" else row["transfer"] > 0
         assert abs(row["total"] - sum(row[p] for p in breakdown.PHASES)) < 1e-9
     assert out.with_suffix(".png").read_bytes()[:4] == b"\x89PNG"
+
+
+def test_gaussian_log_prob_and_entropy_against_scipy():
+    from scipy.stats import norm
+
+    from shared.ppo.networks import gaussian_entropy, gaussian_log_prob
+
+    mean, log_std = np.array([0.3, -1.0]), np.array([-0.5, 0.2])
+    dist = jnp.asarray(np.concatenate([mean, log_std]))
+    action = np.array([0.1, 0.4])
+    expected = norm.logpdf(action, mean, np.exp(log_std)).sum()
+    assert abs(float(gaussian_log_prob(dist, jnp.asarray(action))) - expected) < 1e-5
+    assert abs(float(gaussian_entropy(dist)) - norm.entropy(mean, np.exp(log_std)).sum()) < 1e-5
+
+
+def _target_env():
+    """One step per episode, reward -(a - 0.5)^2 per dimension: the mean must move to 0.5."""
+
+    def reset(key, params):
+        return jnp.zeros(2), jnp.zeros(())
+
+    def step(key, state, action, params):
+        reward = -jnp.sum(jnp.square(action - 0.5))
+        return jnp.zeros(2), state, reward, jnp.array(True), {}
+
+    return JaxEnvSpec("target", reset, step, None, (2,), 2)
+
+
+def test_continuous_ppo_learns_a_target_action():
+    config = PPOConfig(total_timesteps=40_960, num_envs=64, num_steps=16, learning_rate=3e-3, continuous=True,
+                       num_minibatches=4, ent_coef=0.0)
+    out = jax.jit(make_train(config, _target_env()))(jax.random.PRNGKey(0))
+    returns = np.asarray(out["metrics"]["episode_return"])
+    assert returns[-5:].mean() > returns[:5].mean() + 0.3, (returns[:5], returns[-5:])
+    network = make_network(config, 2)
+    mean = np.asarray(network.apply(out["train_state"].params, jnp.zeros(2))[0][:2])
+    assert np.all(np.abs(mean - 0.5) < 0.15), mean
