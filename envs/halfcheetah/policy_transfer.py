@@ -1,0 +1,126 @@
+"""HalfCheetah's two L4 backends: PPO (Gaussian policy) trained on the JAX translation
+(make_train, float32) or on MuJoCo C (host loop over Gymnasium's HalfCheetah-v5 vector env), and
+evaluation of a policy's mean action on either backend from the same start states."""
+
+from __future__ import annotations
+
+import dataclasses
+from functools import cache
+
+import gymnasium
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from shared.ppo import PPOConfig, train_host, train_with_progress
+from shared.ppo.core import make_network
+from shared.ppo.jax_loop import JaxEnvSpec
+from shared.ppo.networks import gaussian_mode
+from shared.verification.l4 import L4Backend, TrainOutcome
+
+from .jax import env as jax_cheetah
+from .reference.mujoco_ref import MujocoCheetah
+
+
+@dataclasses.dataclass(frozen=True)
+class L4Settings:
+    ppo: PPOConfig = PPOConfig(total_timesteps=300_000, num_envs=32, num_steps=64, learning_rate=3e-4,
+                               update_epochs=4, num_minibatches=8, gamma=0.99, gae_lambda=0.95, ent_coef=0.0,
+                               vf_coef=0.5, continuous=True)
+    eval_episodes: int = 5
+    episode_steps: int = 1000
+
+
+def _curve(config: PPOConfig, returns: np.ndarray):
+    return (np.arange(len(returns)) + 1) * config.batch_size, np.asarray(returns, np.float64)
+
+
+def start_states(seed: int, episodes: int) -> tuple[np.ndarray, np.ndarray]:
+    """HalfCheetah-v5's reset noise for seeds seed*1000 + e: the same starts on both backends."""
+    cheetah = MujocoCheetah()
+    qpos, qvel = [], []
+    for e in range(episodes):
+        cheetah.reset(seed * 1000 + e)
+        qpos.append(cheetah.qpos)
+        qvel.append(cheetah.qvel)
+    return np.asarray(qpos), np.asarray(qvel)
+
+
+@cache
+def _policy(settings: L4Settings):
+    network = make_network(settings.ppo, jax_cheetah.ACTION_SIZE)
+    return jax.jit(lambda params, obs: gaussian_mode(network.apply(params, obs)[0]))
+
+
+@cache
+def _jax_episodes(settings: L4Settings):
+    network = make_network(settings.ppo, jax_cheetah.ACTION_SIZE)
+    params_env = jax_cheetah.EnvParams()
+    step = jax.vmap(lambda s, a: jax_cheetah.step_no_reset(s, a, params_env)[1:3])
+
+    @jax.jit
+    def play(params, qpos, qvel):
+        state = jax.vmap(lambda q, v: jax_cheetah.state_from_qpos_qvel(q, v, params_env))(qpos, qvel)
+
+        def body(carry, _):
+            state, total = carry
+            obs = jax.vmap(jax_cheetah.observation)(state)
+            action = gaussian_mode(network.apply(params, obs)[0])
+            state, reward = step(state, action)
+            return (state, total + reward), None
+
+        (_, total), _ = jax.lax.scan(body, (state, jnp.zeros(qpos.shape[0])), None, length=settings.episode_steps)
+        return total
+
+    return play
+
+
+def evaluate_on_jax(settings: L4Settings, params, seed: int) -> float:
+    qpos, qvel = start_states(seed, settings.eval_episodes)
+    return float(np.mean(np.asarray(_jax_episodes(settings)(params, jnp.asarray(qpos, jnp.float32),
+                                                            jnp.asarray(qvel, jnp.float32)))))
+
+
+def evaluate_on_mujoco(settings: L4Settings, params, seed: int) -> float:
+    policy = _policy(settings)
+    totals = []
+    for qpos, qvel in zip(*start_states(seed, settings.eval_episodes), strict=False):
+        cheetah = MujocoCheetah()
+        cheetah.set_state(qpos, qvel)
+        obs, total = cheetah.observation(), 0.0
+        for _ in range(settings.episode_steps):
+            obs, reward = cheetah.step(np.asarray(policy(params, jnp.asarray(obs, jnp.float32)), np.float64))
+            total += reward
+        totals.append(total)
+    return float(np.mean(totals))
+
+
+def jax_env_spec() -> JaxEnvSpec:
+    return JaxEnvSpec("halfcheetah", jax_cheetah.reset, jax_cheetah.step, jax_cheetah.EnvParams(),
+                      (jax_cheetah.OBSERVATION_SIZE,), jax_cheetah.ACTION_SIZE)
+
+
+def jax_backend(settings: L4Settings = L4Settings(), show_progress: bool = False) -> L4Backend:
+    def train(seed: int) -> TrainOutcome:
+        config = dataclasses.replace(settings.ppo, seed=seed)
+        train_state, metrics = train_with_progress(config, jax_env_spec(), show=show_progress)
+        return TrainOutcome(train_state.params, *_curve(config, metrics["episode_return"]))
+
+    return L4Backend("JAX (ours)", train, lambda params, seed: evaluate_on_jax(settings, params, seed))
+
+
+def mujoco_vector_env(num_envs: int):
+    """Gymnasium's HalfCheetah-v5 on MuJoCo C, num_envs in one process, reset in the same step."""
+    return gymnasium.make_vec("HalfCheetah-v5", num_envs=num_envs, vectorization_mode="sync",
+                              vector_kwargs={"autoreset_mode": gymnasium.vector.AutoresetMode.SAME_STEP})
+
+
+def mujoco_backend(settings: L4Settings = L4Settings(), show_progress: bool = False) -> L4Backend:
+    def train(seed: int) -> TrainOutcome:
+        config = dataclasses.replace(settings.ppo, seed=seed)
+        env = mujoco_vector_env(config.num_envs)
+        train_state, metrics, _ = train_host(config, env, show_progress=show_progress, name="halfcheetah MuJoCo")
+        env.close()
+        return TrainOutcome(train_state.params, *_curve(config, metrics["episode_return"]))
+
+    return L4Backend("MuJoCo C", train, lambda params, seed: evaluate_on_mujoco(settings, params, seed))

@@ -1,0 +1,33 @@
+"""L4 (slow): PPO (Gaussian policy, 300K env steps per run) trained on ours and on MuJoCo C, 10
+seeds each, every policy's mean action evaluated on both backends from the same 5 start states;
+TOST on episode return with Delta = 100. Run with ./pants --tag=slow test envs/halfcheetah::
+(about 25 minutes on 2 cores). Results go to $ENVPORT_L4_OUT or the envport cache (l4/halfcheetah/)."""
+
+import os
+import tomllib
+from pathlib import Path
+
+import pytest
+
+from envs.halfcheetah import policy_transfer
+from shared.cache import cache_dir
+from shared.verification.l4 import run_policy_transfer
+
+TRANSLATION = Path(__file__).resolve().parents[1] / "translation.toml"
+
+
+@pytest.mark.slow
+def test_l4_policy_transfer():
+    delta = tomllib.loads(TRANSLATION.read_text())["equivalence"]["l4_delta"]
+    settings = policy_transfer.L4Settings()
+    out = Path(os.environ["ENVPORT_L4_OUT"]) if os.environ.get("ENVPORT_L4_OUT") else cache_dir("l4", "halfcheetah")
+    report = run_policy_transfer(
+        [policy_transfer.jax_backend(settings), policy_transfer.mujoco_backend(settings)],
+        env="halfcheetah", delta=delta, seeds=range(10), out_dir=out,
+    )
+    print(report.to_markdown())
+    print(f"written to {out}")
+    # the policies learned something: a random policy scores about -300 over 1000 steps
+    trained = [r for cell in report.returns.values() for values in cell.values() for r in values]
+    assert max(trained) > 0
+    assert report.equivalent, report.to_markdown()
