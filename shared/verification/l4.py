@@ -19,6 +19,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
+import warnings
 from pathlib import Path
 from typing import Any, Callable, Optional, Sequence
 
@@ -128,26 +129,7 @@ class TransferReport:
         return paths
 
     def plot(self, path: str | Path) -> None:
-        import matplotlib
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-
-        figure, axis = plt.subplots(figsize=(7, 4))
-        for backend, runs in self.curves.items():
-            steps = np.asarray(runs[0]["steps"], dtype=np.float64)
-            returns = np.asarray([run["returns"] for run in runs], dtype=np.float64)
-            with np.errstate(all="ignore"):
-                mean, std = np.nanmean(returns, axis=0), np.nanstd(returns, axis=0)
-            axis.plot(steps, mean, label=f"trained on {backend} ({len(runs)} seeds)")
-            axis.fill_between(steps, mean - std, mean + std, alpha=0.2)
-        axis.set_xlabel("environment steps")
-        axis.set_ylabel("mean episode return")
-        axis.set_title(f"{self.env}: PPO training curves (mean ± std over seeds)")
-        axis.legend()
-        figure.tight_layout()
-        figure.savefig(path, dpi=120)
-        plt.close(figure)
+        plot_curves(self.env, self.curves, path)
 
 
 def run_policy_transfer(backends: Sequence[L4Backend], *, env: str, delta: float, seeds: Sequence[int] = range(10),
@@ -187,3 +169,31 @@ def run_policy_transfer(backends: Sequence[L4Backend], *, env: str, delta: float
     if out_dir is not None:
         report.save(out_dir)
     return report
+
+
+def plot_curves(env: str, curves: dict, path: str | Path) -> None:
+    """Training curves, mean +- std over seeds. Updates in which no episode finished carry NaN
+    (long episodes end every few updates): those points are left out rather than breaking the line."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    figure, axis = plt.subplots(figsize=(7, 4))
+    for backend, runs in curves.items():
+        steps = np.asarray(runs[0]["steps"], dtype=np.float64)
+        returns = np.asarray([run["returns"] for run in runs], dtype=np.float64)
+        with np.errstate(all="ignore"), warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)
+            mean, std = np.nanmean(returns, axis=0), np.nanstd(returns, axis=0)
+        known = np.isfinite(mean)
+        axis.plot(steps[known], mean[known], marker="." if known.sum() < 50 else None,
+                  label=f"trained on {backend} ({len(runs)} seeds)")
+        axis.fill_between(steps[known], (mean - std)[known], (mean + std)[known], alpha=0.2)
+    axis.set_xlabel("environment steps")
+    axis.set_ylabel("mean episode return")
+    axis.set_title(f"{env}: PPO training curves (mean ± std over seeds)")
+    axis.legend()
+    figure.tight_layout()
+    figure.savefig(path, dpi=120)
+    plt.close(figure)
