@@ -42,11 +42,12 @@ import importlib.metadata
 import json
 import multiprocessing
 import os
-import platform
 import queue as queue_module
 import time
 
 import numpy as np
+
+from shared.benchmark import best_rate, format_rate, machine
 
 FRAME_SKIP = 5
 NQ = NV = 9
@@ -58,18 +59,6 @@ LABELS = {"c1": "MuJoCo C 1 thread", "c2": "MuJoCo C 2 threads", "mjx": "MJX f32
 STARTUP_LIMIT_S = 180.0  # a JAX worker's imports and input set-up, before any compile
 
 
-def best_rate(call, steps_per_call: int, seconds: float, windows: int = 3) -> float:
-    """Steps per second: the best of `windows` timing windows that share `seconds`, each window at
-    least one call. The same rule for every backend, so that a stray pause of this shared machine
-    does not decide a ratio."""
-    best = 0.0
-    for _ in range(windows):
-        steps, start = 0, time.perf_counter()
-        while time.perf_counter() - start < seconds / windows:
-            call()
-            steps += steps_per_call
-        best = max(best, steps / (time.perf_counter() - start))
-    return best
 
 
 def reset_states(batch: int, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
@@ -283,15 +272,6 @@ def ratios(results: dict[int, dict[str, dict]]) -> dict:
             "ours_largest_batch_over_c2_best": _ratio(results[largest].get("ours"), best_c2)}
 
 
-def _cpu_model() -> str:
-    try:
-        with open("/proc/cpuinfo") as handle:
-            for line in handle:
-                if line.startswith("model name"):
-                    return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor()
 
 
 def _version(package: str) -> str | None:
@@ -301,24 +281,11 @@ def _version(package: str) -> str | None:
         return None
 
 
-def machine() -> dict:
-    return {"cpus": os.cpu_count(), "platform": platform.platform(), "processor": _cpu_model(),
-            "python": sys.version.split()[0]}
-
-
 def versions() -> dict:
     return {package: _version(package)
             for package in ("jax", "jaxlib", "mujoco", "mujoco-mjx", "brax", "gymnasium", "numpy")}
 
 
-def _fmt(value) -> str:
-    if value is None:
-        return "n/a"
-    if value >= 1e6:
-        return f"{value / 1e6:,.2f}M"
-    if value >= 1e3:
-        return f"{value / 1e3:,.1f}K"
-    return f"{value:,.0f}"
 
 
 def _sps_cell(row: dict | None) -> str:
@@ -326,7 +293,7 @@ def _sps_cell(row: dict | None) -> str:
         return "n/a"
     if row["status"] != "ok":
         return next((word for word in ("timed out", "skipped") if row["status"].startswith(word)), "failed")
-    return _fmt(row["sps"])
+    return format_rate(row["sps"])
 
 
 def _jit_cell(row: dict | None) -> str:

@@ -28,23 +28,12 @@ import argparse
 import json
 import multiprocessing
 import os
-import platform
 import time
 
 import numpy as np
 
-
-def best_rate(call, steps_per_call: int, seconds: float, windows: int = 3) -> float:
-    """Steps per second: the best of `windows` timing windows that share `seconds`. The same rule
-    for every backend, so that a stray pause of this shared machine does not decide a ratio."""
-    best = 0.0
-    for _ in range(windows):
-        steps, start = 0, time.perf_counter()
-        while time.perf_counter() - start < seconds / windows:
-            call()
-            steps += steps_per_call
-        best = max(best, steps / (time.perf_counter() - start))
-    return best
+from shared.benchmark import best_rate, format_rate
+from shared.benchmark import machine as shared_machine
 
 
 def _c_worker(num_envs: int, seconds: float, frameskip: int, queue) -> None:
@@ -158,35 +147,15 @@ def c_ppo_sps(num_envs: int, updates: int, frameskip: int) -> tuple[float, float
     return config.batch_size / float(np.mean(times.per_update[1:])), times.per_update[0]
 
 
-def _cpu_model() -> str:
-    try:
-        with open("/proc/cpuinfo") as handle:
-            for line in handle:
-                if line.startswith("model name"):
-                    return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor()
 
 
 def machine() -> dict:
     import jax
 
-    return {
-        "cpus": os.cpu_count(), "platform": platform.platform(), "processor": _cpu_model(),
-        "python": sys.version.split()[0], "jax": jax.__version__, "jax_backend": jax.default_backend(),
-        "jax_devices": [str(d) for d in jax.devices()],
-    }
+    return {**shared_machine(), "jax": jax.__version__, "jax_backend": jax.default_backend(),
+            "jax_devices": [str(d) for d in jax.devices()]}
 
 
-def _fmt(value) -> str:
-    if value is None:
-        return "n/a"
-    if value >= 1e6:
-        return f"{value / 1e6:,.2f}M"
-    if value >= 1e3:
-        return f"{value / 1e3:,.1f}K"
-    return f"{value:,.0f}"
 
 
 def main(argv=None) -> int:
@@ -234,9 +203,9 @@ def main(argv=None) -> int:
         table.add_column(column, justify="right")
     for row in rows:
         table.add_row(
-            str(row["batch"]), _fmt(row["c_random_sps_1proc"]), _fmt(row["c_random_sps_2proc"]),
-            _fmt(row["jax_random_sps"]), f"{row['random_ratio_vs_c_best']:.2f}x", f"{row['jax_random_compile_s']:.1f}",
-            _fmt(row.get("jax_ppo_sps")), _fmt(row.get("c_ppo_sps")),
+            str(row["batch"]), format_rate(row["c_random_sps_1proc"]), format_rate(row["c_random_sps_2proc"]),
+            format_rate(row["jax_random_sps"]), f"{row['random_ratio_vs_c_best']:.2f}x", f"{row['jax_random_compile_s']:.1f}",
+            format_rate(row.get("jax_ppo_sps")), format_rate(row.get("c_ppo_sps")),
             f"{row['ppo_ratio']:.1f}x" if "ppo_ratio" in row else "n/a",
             f"{row['jax_ppo_compile_s']:.1f}" if "jax_ppo_compile_s" in row else "n/a",
         )

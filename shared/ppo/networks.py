@@ -29,6 +29,16 @@ def hidden_sizes(preset_or_sizes: str | Sequence[int]) -> tuple[int, ...]:
     return tuple(int(s) for s in preset_or_sizes)
 
 
+def _mlp(observation: jax.Array, hidden: Sequence[int], activation: str) -> jax.Array:
+    """Hidden layers of an actor or a critic; called inside a module's compact __call__, so the
+    layers belong to (and are named in order by) that module."""
+    act = nn.relu if activation == "relu" else nn.tanh
+    x = observation.astype(jnp.float32)
+    for width in hidden:
+        x = act(nn.Dense(width, kernel_init=orthogonal(np.sqrt(2)), bias_init=constant(0.0))(x))
+    return x
+
+
 class ActorCritic(nn.Module):
     num_actions: int
     hidden: Sequence[int] = PRESETS["small"]
@@ -36,15 +46,10 @@ class ActorCritic(nn.Module):
 
     @nn.compact
     def __call__(self, observation: jax.Array) -> tuple[jax.Array, jax.Array]:
-        act = nn.relu if self.activation == "relu" else nn.tanh
-        x = observation.astype(jnp.float32)
-        for width in self.hidden:
-            x = act(nn.Dense(width, kernel_init=orthogonal(np.sqrt(2)), bias_init=constant(0.0))(x))
+        x = _mlp(observation, self.hidden, self.activation)
         logits = nn.Dense(self.num_actions, kernel_init=orthogonal(0.01), bias_init=constant(0.0))(x)
-        v = observation.astype(jnp.float32)
-        for width in self.hidden:
-            v = act(nn.Dense(width, kernel_init=orthogonal(np.sqrt(2)), bias_init=constant(0.0))(v))
-        value = nn.Dense(1, kernel_init=orthogonal(1.0), bias_init=constant(0.0))(v)
+        critic = _mlp(observation, self.hidden, self.activation)  # before the value head: same layer names as ever
+        value = nn.Dense(1, kernel_init=orthogonal(1.0), bias_init=constant(0.0))(critic)
         return logits, jnp.squeeze(value, axis=-1)
 
 
@@ -58,16 +63,11 @@ class GaussianActorCritic(nn.Module):
 
     @nn.compact
     def __call__(self, observation: jax.Array) -> tuple[jax.Array, jax.Array]:
-        act = nn.relu if self.activation == "relu" else nn.tanh
-        x = observation.astype(jnp.float32)
-        for width in self.hidden:
-            x = act(nn.Dense(width, kernel_init=orthogonal(np.sqrt(2)), bias_init=constant(0.0))(x))
+        x = _mlp(observation, self.hidden, self.activation)
         mean = nn.Dense(self.action_dim, kernel_init=orthogonal(0.01), bias_init=constant(0.0))(x)
         log_std = self.param("log_std", nn.initializers.zeros, (self.action_dim,))
-        v = observation.astype(jnp.float32)
-        for width in self.hidden:
-            v = act(nn.Dense(width, kernel_init=orthogonal(np.sqrt(2)), bias_init=constant(0.0))(v))
-        value = nn.Dense(1, kernel_init=orthogonal(1.0), bias_init=constant(0.0))(v)
+        critic = _mlp(observation, self.hidden, self.activation)  # before the value head: same layer names as ever
+        value = nn.Dense(1, kernel_init=orthogonal(1.0), bias_init=constant(0.0))(critic)
         return jnp.concatenate([mean, jnp.broadcast_to(log_std, mean.shape)], axis=-1), jnp.squeeze(value, axis=-1)
 
 
