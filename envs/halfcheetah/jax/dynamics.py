@@ -12,6 +12,7 @@ from .bias import bias_force, passive_force
 from .collision import capsule_floor_contacts
 from .constraints import ConstraintRows, make_constraints
 from .inertia import mass_matrix, motion_frames
+from .integrator import euler_step
 from .kinematics import forward_kinematics
 from .linalg import cholesky_solve
 from .model import PlanarModel
@@ -64,14 +65,8 @@ def forward(pm: PlanarModel, qpos, qvel, ctrl, max_iterations: int = 100, constr
 def physics_step(pm: PlanarModel, qpos, qvel, ctrl, max_iterations: int = 100, constraints: bool = True):
     """(qpos, qvel, Forward) after one timestep from (qpos, qvel) under `ctrl`."""
     fwd = forward(pm, qpos, qvel, ctrl, max_iterations, constraints)
-    qpos_new, qvel_new = euler_step_from(pm, qpos, qvel, fwd)
+    qpos_new, qvel_new = euler_step(pm, qpos, qvel, fwd.M, fwd.qfrc_smooth + fwd.solution.qfrc_constraint)
     return qpos_new, qvel_new, fwd
-
-
-def euler_step_from(pm: PlanarModel, qpos, qvel, fwd: Forward):
-    from .integrator import euler_step
-
-    return euler_step(pm, qpos, qvel, fwd.M, fwd.qfrc_smooth + fwd.solution.qfrc_constraint)
 
 
 def mechanical_energy(pm: PlanarModel, qpos, qvel):

@@ -42,9 +42,9 @@ def forward_kinematics(pm: PlanarModel, qpos: jax.Array) -> Kinematics:
         for dof in pm.body_dofs[body]:
             kind = pm.dof_kind[dof]
             if kind == SLIDE_X:
-                origin = origin + rotate(rot, jnp.array([1.0, 0.0], dtype)) * (qpos[dof] - 0.0)
+                origin = origin + rotate(rot, jnp.array([1.0, 0.0], dtype)) * qpos[dof]  # qpos0 = 0
             elif kind == SLIDE_Z:
-                origin = origin + rotate(rot, jnp.array([0.0, 1.0], dtype)) * qpos[dof]
+                origin = origin + rotate(rot, jnp.array([0.0, 1.0], dtype)) * qpos[dof]  # qpos0 = 0
             elif kind == HINGE_Y:
                 rot = rot + qpos[dof]
         xz.append(origin)

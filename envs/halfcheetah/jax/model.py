@@ -180,6 +180,8 @@ def from_mujoco(m) -> PlanarModel:
         if np.any(values != values[0]):
             raise ValueError(f"{field} differs between geoms; contact mixing is not translated")
 
+    if np.any(m.qpos0 != 0):
+        raise ValueError("the translation assumes qpos0 = 0 (slides measured from the body frame, reset noise around 0)")
     limited = [j for j in range(m.njnt) if m.jnt_limited[j]]
     if np.any(m.jnt_margin != 0):
         raise ValueError("joint-limit margins are not translated")
