@@ -1,0 +1,91 @@
+"""Gymnasium envs for 2048 on both emulators, same API:
+
+- `envport/Game2048-v0`: PyBoy 2.8.1 (the reference);
+- `envport/Game2048Rust-v0`: envport's Rust emulator.
+
+Observation: (5, 5) uint8, log2 of each tile (0 = empty). Actions: Discrete(4) = up, down, left,
+right. Reward: score increase. Terminated when no move is possible; truncated by TimeLimit after
+`MAX_EPISODE_STEPS` moves. render_mode "rgb_array" gives the screen in the reference's grey palette.
+"""
+
+from __future__ import annotations
+
+from typing import Optional
+
+import gymnasium
+import numpy as np
+from gymnasium import spaces
+
+from . import game2048
+from .reference.pyboy_ref import GREY_PALETTE
+
+MAX_EPISODE_STEPS = 1000
+_GREYS = np.array([[(c >> 16) & 0xFF, (c >> 8) & 0xFF, c & 0xFF] for c in GREY_PALETTE], dtype=np.uint8)
+
+
+def _make_emulator(backend: str, render: bool):
+    if backend == "pyboy":
+        from .reference.pyboy_ref import PyBoyGameBoy
+
+        return PyBoyGameBoy(game2048.ROM_PATH, render=render)
+    if backend == "rust":
+        from .rust_backend import RustGameBoy
+
+        return RustGameBoy(game2048.ROM_PATH, render=render)
+    raise ValueError(f"unknown backend {backend!r}: 'pyboy' or 'rust'")
+
+
+class Game2048Env(gymnasium.Env):
+    metadata = {"render_modes": ["rgb_array"], "render_fps": 60 // game2048.FRAMES_PER_ACTION}
+
+    def __init__(self, backend: str = "rust", render_mode: Optional[str] = None):
+        if render_mode not in (None, "rgb_array"):
+            raise ValueError(f"render_mode must be None or 'rgb_array', got {render_mode!r}")
+        self.backend = backend
+        self.render_mode = render_mode
+        self.observation_space = spaces.Box(
+            0, game2048.MAX_EXPONENT, shape=(game2048.BOARD_SIDE, game2048.BOARD_SIDE), dtype=np.uint8
+        )
+        self.action_space = spaces.Discrete(len(game2048.ACTION_BUTTONS))
+        self._emulator = _make_emulator(backend, render=render_mode is not None)
+        self._game = game2048.Game2048(self._emulator)
+        self._needs_reset = True
+
+    def reset(self, *, seed: Optional[int] = None, options: Optional[dict] = None):
+        super().reset(seed=seed)
+        delay = int(self.np_random.integers(game2048.MAX_START_DELAY))
+        observation = self._game.reset(delay)
+        self._needs_reset = False
+        return observation, {"score": self._game.score, "start_delay": delay}
+
+    def step(self, action):
+        if self._needs_reset:
+            raise RuntimeError("call reset() before step()")
+        if not self.action_space.contains(action):
+            raise ValueError(f"action must be an int in 0..{self.action_space.n - 1}, got {action!r}")
+        observation, reward, terminated = self._game.step(int(action))
+        if terminated:
+            self._needs_reset = True
+        return observation, float(reward), terminated, False, {"score": self._game.score}
+
+    def render(self):
+        if self.render_mode != "rgb_array":
+            return None
+        return _GREYS[self._emulator.screen_shades()]
+
+    def close(self):
+        self._emulator.close()
+
+
+def register_envs() -> None:
+    for env_id, backend in (("envport/Game2048-v0", "pyboy"), ("envport/Game2048Rust-v0", "rust")):
+        if env_id not in gymnasium.registry:
+            gymnasium.register(
+                env_id,
+                entry_point=Game2048Env,
+                kwargs={"backend": backend},
+                max_episode_steps=MAX_EPISODE_STEPS,
+            )
+
+
+register_envs()

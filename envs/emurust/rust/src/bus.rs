@@ -1,0 +1,454 @@
+//! The memory map and the clock.
+//!
+//! Every CPU bus cycle adds 4 T-cycles to `cycles`; the other units run lazily. Each one is
+//! brought up to the current cycle ("synced") right before the CPU touches it, and all of them
+//! are synced when bus time reaches `next_event`: the earliest moment any unit can raise an
+//! interrupt or change what the CPU could observe (PPU stage boundary, timer overflow, serial
+//! transfer end, or a deadline set by the frame loop). This gives the same results as stepping
+//! every unit on every M-cycle, at a fraction of the cost; `tests/lazy_equals_stepped.rs`-style
+//! unit checks (timer) and the timing test ROMs guard that equivalence.
+
+use crate::apu::Apu;
+use crate::cartridge::Cartridge;
+use crate::cpu::CpuBus;
+use crate::dma::OamDma;
+use crate::joypad::Joypad;
+use crate::ppu::Ppu;
+use crate::serial::Serial;
+use crate::state::{StateError, StateReader, StateWriter};
+use crate::timer::Timer;
+
+/// System counter bit whose falling edge steps the APU frame sequencer (DIV bit 4).
+const FRAME_SEQUENCER_PERIOD: u64 = 1 << 13;
+
+pub struct Bus {
+    pub cartridge: Cartridge,
+    pub ppu: Ppu,
+    pub timer: Timer,
+    pub joypad: Joypad,
+    pub serial: Serial,
+    pub apu: Apu,
+    pub dma: OamDma,
+    pub wram: [u8; 0x2000],
+    pub hram: [u8; 0x7F],
+    pub interrupt_enable: u8,
+    pub interrupt_flags: u8,
+    /// T-cycles since power-on (always a multiple of 4).
+    pub cycles: u64,
+    /// Earliest bus cycle at which the lazily-run units must be synced.
+    next_event: u64,
+    /// A cycle the owner wants `run_until_event` to stop at (e.g. the end of a frame's budget).
+    pub deadline: u64,
+    ppu_synced: u64,
+    timer_synced: u64,
+    /// Bus cycles [start, end) during which OAM DMA owns one of the buses: CPU accesses below
+    /// 0xFF00 then take the slow path `read_during_dma`/`write_during_dma` (see dma.rs).
+    dma_busy: (u64, u64),
+}
+
+impl Bus {
+    pub fn new(cartridge: Cartridge) -> Self {
+        let mut bus = Bus {
+            cartridge,
+            ppu: Ppu::new(),
+            timer: Timer::new(),
+            joypad: Joypad::default(),
+            serial: Serial::default(),
+            apu: Apu::new(),
+            dma: OamDma::default(),
+            wram: [0; 0x2000],
+            hram: [0; 0x7F],
+            interrupt_enable: 0,
+            interrupt_flags: 0xE1,
+            cycles: 0,
+            next_event: 0,
+            deadline: u64::MAX,
+            ppu_synced: 0,
+            timer_synced: 0,
+            dma_busy: (0, 0),
+        };
+        bus.reschedule();
+        bus
+    }
+
+    /// One M-cycle of bus time.
+    #[inline(always)]
+    fn tick(&mut self) {
+        self.cycles += 4;
+        if self.cycles >= self.next_event {
+            self.sync_all();
+        }
+    }
+
+    /// Brings every unit to the current cycle and computes the next event.
+    pub fn sync_all(&mut self) {
+        self.sync_dma();
+        self.sync_ppu();
+        self.sync_timer();
+        self.serial.sync(self.cycles, &mut self.interrupt_flags);
+        self.reschedule();
+    }
+
+    fn reschedule(&mut self) {
+        let mut next = self.deadline;
+        let ppu_dots = self.ppu.dots_until_next_event();
+        if ppu_dots != u32::MAX {
+            next = next.min(self.ppu_synced + ppu_dots as u64);
+        }
+        if let Some(m) = self.timer.m_cycles_until_interrupt() {
+            next = next.min(self.timer_synced + 4 * m);
+        }
+        if let Some(end) = self.serial.next_event() {
+            next = next.min(end);
+        }
+        // Never in the past: an event due now is handled at the next M-cycle boundary.
+        self.next_event = next.max(self.cycles + 1);
+    }
+
+    fn sync_ppu(&mut self) {
+        let elapsed = self.cycles - self.ppu_synced;
+        if elapsed > 0 {
+            self.ppu_synced = self.cycles;
+            self.ppu.tick(elapsed as u32, &mut self.interrupt_flags);
+        }
+    }
+
+    /// Brings the timer (and the APU frame sequencer, which counts DIV edges) to now.
+    fn sync_timer(&mut self) {
+        let elapsed = self.cycles - self.timer_synced;
+        if elapsed == 0 {
+            return;
+        }
+        self.timer_synced = self.cycles;
+        let counter = self.timer.counter as u64;
+        let sequencer_steps = (counter + elapsed) / FRAME_SEQUENCER_PERIOD - counter / FRAME_SEQUENCER_PERIOD;
+        self.apu.frame_sequencer_steps(sequencer_steps);
+        self.timer.advance(elapsed / 4, &mut self.interrupt_flags);
+    }
+
+    /// Copies the OAM DMA bytes that are due by now (PPU must be synced after this, not before).
+    fn sync_dma(&mut self) {
+        while let Some((source, index)) = self.dma.next_due(self.cycles) {
+            let value = self.dma_source_read(source);
+            self.ppu.dma_write_oam(index, value);
+        }
+    }
+
+    fn dma_source_read(&self, addr: u16) -> u8 {
+        match addr {
+            0x0000..=0x7FFF => self.cartridge.read_rom(addr),
+            0x8000..=0x9FFF => self.ppu.vram[(addr - 0x8000) as usize],
+            0xA000..=0xBFFF => self.cartridge.read_ram(addr),
+            // 0xE000 and up reach work RAM through the echo wiring.
+            _ => self.wram[(addr & 0x1FFF) as usize],
+        }
+    }
+
+    /// What the CPU reads at `addr` now.
+    #[inline]
+    pub fn read(&mut self, addr: u16) -> u8 {
+        if self.cycles < self.dma_busy.1 && self.cycles >= self.dma_busy.0 && addr < 0xFF00 {
+            return self.read_during_dma(addr);
+        }
+        match addr {
+            0x0000..=0x7FFF => self.cartridge.read_rom(addr),
+            0xC000..=0xFDFF => self.wram[(addr & 0x1FFF) as usize],
+            0xFF80..=0xFFFE => self.hram[(addr - 0xFF80) as usize],
+            _ => self.read_slow(addr),
+        }
+    }
+
+    #[inline]
+    fn dma_conflicts(&self, addr: u16) -> bool {
+        crate::dma::is_vram_bus(addr) == crate::dma::is_vram_bus(self.dma.bus_address(self.cycles))
+    }
+
+    /// A CPU read below 0xFF00 while OAM DMA owns a bus (DMG): OAM reads 0xFF, the DMA's bus
+    /// yields the byte the DMA is moving now, the other bus works as usual.
+    #[cold]
+    fn read_during_dma(&mut self, addr: u16) -> u8 {
+        if addr >= 0xFE00 {
+            return 0xFF;
+        }
+        if self.dma_conflicts(addr) {
+            self.sync_dma();
+            return self.dma_source_read(self.dma.bus_address(self.cycles));
+        }
+        match addr {
+            0x0000..=0x7FFF => self.cartridge.read_rom(addr),
+            0xC000..=0xFDFF => self.wram[(addr & 0x1FFF) as usize],
+            _ => self.read_slow(addr),
+        }
+    }
+
+    /// A CPU write below 0xFF00 while OAM DMA owns a bus: lost on OAM and on the DMA's bus.
+    #[cold]
+    fn write_during_dma(&mut self, addr: u16, value: u8) {
+        if addr >= 0xFE00 || self.dma_conflicts(addr) {
+            return;
+        }
+        match addr {
+            0xC000..=0xFDFF => self.wram[(addr & 0x1FFF) as usize] = value,
+            _ => self.write_slow(addr, value),
+        }
+    }
+
+    fn read_slow(&mut self, addr: u16) -> u8 {
+        match addr {
+            0x8000..=0x9FFF => {
+                self.sync_ppu();
+                self.ppu.read_vram(addr)
+            }
+            0xA000..=0xBFFF => {
+                self.cartridge.sync_clock(self.cycles);
+                self.cartridge.read_ram(addr)
+            }
+            0xFE00..=0xFE9F => {
+                self.sync_dma();
+                self.sync_ppu();
+                if self.dma.blocks_oam(self.cycles) {
+                    0xFF
+                } else {
+                    self.ppu.read_oam(addr)
+                }
+            }
+            0xFEA0..=0xFEFF => 0x00,
+            0xFF00 => self.joypad.read(),
+            0xFF01 | 0xFF02 => {
+                self.serial.sync(self.cycles, &mut self.interrupt_flags);
+                self.serial.read(addr)
+            }
+            0xFF04..=0xFF07 => {
+                self.sync_timer();
+                self.timer.read(addr)
+            }
+            0xFF0F => self.interrupt_flags | 0xE0,
+            0xFF10..=0xFF3F => {
+                self.sync_timer();
+                self.apu.read(addr)
+            }
+            0xFF46 => self.dma.register,
+            0xFF40..=0xFF4B => {
+                self.sync_ppu();
+                self.ppu.read_register(addr)
+            }
+            0xFFFF => self.interrupt_enable,
+            _ => 0xFF,
+        }
+    }
+
+    /// What a CPU write to `addr` does now.
+    #[inline]
+    pub fn write(&mut self, addr: u16, value: u8) {
+        if self.cycles < self.dma_busy.1 && self.cycles >= self.dma_busy.0 && addr < 0xFF00 {
+            return self.write_during_dma(addr, value);
+        }
+        match addr {
+            0xC000..=0xFDFF => self.wram[(addr & 0x1FFF) as usize] = value,
+            0xFF80..=0xFFFE => self.hram[(addr - 0xFF80) as usize] = value,
+            _ => self.write_slow(addr, value),
+        }
+    }
+
+    fn write_slow(&mut self, addr: u16, value: u8) {
+        match addr {
+            0x0000..=0x7FFF => {
+                self.cartridge.sync_clock(self.cycles);
+                self.cartridge.write_rom(addr, value)
+            }
+            0x8000..=0x9FFF => {
+                self.sync_ppu();
+                self.ppu.write_vram(addr, value)
+            }
+            0xA000..=0xBFFF => {
+                self.cartridge.sync_clock(self.cycles);
+                self.cartridge.write_ram(addr, value)
+            }
+            0xFE00..=0xFE9F => {
+                self.sync_dma();
+                self.sync_ppu();
+                if !self.dma.blocks_oam(self.cycles) {
+                    self.ppu.write_oam(addr, value)
+                }
+            }
+            0xFF00 => self.joypad.write(value, &mut self.interrupt_flags),
+            0xFF01 | 0xFF02 => {
+                self.serial.sync(self.cycles, &mut self.interrupt_flags);
+                self.serial.write(addr, value, self.cycles);
+                self.reschedule();
+            }
+            0xFF04..=0xFF07 => {
+                self.sync_timer();
+                if addr == 0xFF04 && self.timer.counter as u64 & (FRAME_SEQUENCER_PERIOD / 2) != 0 {
+                    self.apu.frame_sequencer_steps(1); // resetting DIV makes bit 12 fall
+                }
+                self.timer.write(addr, value);
+                self.reschedule();
+            }
+            0xFF0F => self.interrupt_flags = value | 0xE0,
+            0xFF10..=0xFF3F => {
+                self.sync_timer();
+                self.apu.write(addr, value)
+            }
+            0xFF46 => {
+                self.sync_dma();
+                self.sync_ppu();
+                self.dma.request(value, self.cycles);
+                self.dma_busy = self.dma.busy_window();
+            }
+            0xFF40..=0xFF4B => {
+                self.sync_ppu();
+                self.ppu.write_register(addr, value, &mut self.interrupt_flags);
+                self.reschedule();
+            }
+            0xFFFF => self.interrupt_enable = value,
+            _ => {}
+        }
+    }
+
+    /// A debugger's view of memory (after `sync_all`): VRAM and OAM as stored, whatever the PPU is
+    /// doing, and no side effects.
+    pub fn peek(&self, addr: u16) -> u8 {
+        match addr {
+            0x0000..=0x7FFF => self.cartridge.read_rom(addr),
+            0x8000..=0x9FFF => self.ppu.vram[(addr - 0x8000) as usize],
+            0xA000..=0xBFFF => self.cartridge.read_ram(addr),
+            0xC000..=0xFDFF => self.wram[(addr & 0x1FFF) as usize],
+            0xFE00..=0xFE9F => self.ppu.oam[(addr - 0xFE00) as usize],
+            0xFEA0..=0xFEFF => 0x00,
+            0xFF00 => self.joypad.read(),
+            0xFF01 | 0xFF02 => self.serial.read(addr),
+            0xFF04..=0xFF07 => self.timer.read(addr),
+            0xFF0F => self.interrupt_flags | 0xE0,
+            0xFF10..=0xFF3F => self.apu.read(addr),
+            0xFF46 => self.dma.register,
+            0xFF40..=0xFF4B => self.ppu.read_register(addr),
+            0xFF80..=0xFFFE => self.hram[(addr - 0xFF80) as usize],
+            0xFFFF => self.interrupt_enable,
+            _ => 0xFF,
+        }
+    }
+
+    /// Starts the clocks elsewhere than the DMG boot ROM leaves them (see `gameboy::PowerOn`).
+    pub fn set_power_on_clock(&mut self, cycles: u64, system_counter: u16) {
+        self.cycles = cycles;
+        self.ppu_synced = cycles;
+        self.timer_synced = cycles;
+        self.timer.counter = system_counter;
+        self.reschedule();
+    }
+
+    /// Sets the deadline and makes sure the scheduler will stop there.
+    pub fn set_deadline(&mut self, deadline: u64) {
+        self.deadline = deadline;
+        self.reschedule();
+    }
+
+    pub fn save(&mut self, w: &mut StateWriter) {
+        self.sync_all();
+        self.cartridge.save(w);
+        self.ppu.save(w);
+        self.timer.save(w);
+        self.joypad.save(w);
+        self.serial.save(w);
+        self.apu.save(w);
+        self.dma.save(w);
+        w.bytes(&self.wram);
+        w.bytes(&self.hram);
+        w.u8(self.interrupt_enable);
+        w.u8(self.interrupt_flags);
+        w.u64(self.cycles);
+    }
+
+    pub fn load(&mut self, r: &mut StateReader) -> Result<(), StateError> {
+        self.cartridge.load(r)?;
+        self.ppu.load(r)?;
+        self.timer.load(r)?;
+        self.joypad.load(r)?;
+        self.serial.load(r)?;
+        self.apu.load(r)?;
+        self.dma.load(r)?;
+        r.bytes_into(&mut self.wram)?;
+        r.bytes_into(&mut self.hram)?;
+        self.interrupt_enable = r.u8()?;
+        self.interrupt_flags = r.u8()? | 0xE0;
+        self.cycles = r.u64()?;
+        if self.cycles % 4 != 0 {
+            return Err(StateError("bus cycle count is not a whole number of M-cycles".into()));
+        }
+        self.ppu_synced = self.cycles;
+        self.timer_synced = self.cycles;
+        self.dma_busy = self.dma.busy_window();
+        self.deadline = u64::MAX;
+        self.reschedule();
+        Ok(())
+    }
+}
+
+impl CpuBus for Bus {
+    #[inline(always)]
+    fn read_cycle(&mut self, addr: u16) -> u8 {
+        self.tick();
+        self.read(addr)
+    }
+    #[inline(always)]
+    fn write_cycle(&mut self, addr: u16, value: u8) {
+        self.tick();
+        self.write(addr, value);
+    }
+    #[inline(always)]
+    fn idle_cycle(&mut self) {
+        self.tick();
+    }
+    /// HALT with nothing pending: nothing can change until the next event, so jump to it.
+    fn halt_cycle(&mut self) {
+        let target = (self.next_event + 3) & !3;
+        if target > self.cycles + 4 {
+            self.cycles = target - 4;
+        }
+        self.tick();
+    }
+    fn halt_fetch_cycle(&mut self, addr: u16) -> u8 {
+        self.halt_cycle();
+        self.read(addr)
+    }
+    #[inline(always)]
+    fn pending_interrupts(&self) -> u8 {
+        self.interrupt_enable & self.interrupt_flags & 0x1F
+    }
+    fn acknowledge_interrupt(&mut self, mask: u8) {
+        self.interrupt_flags &= !mask;
+    }
+    fn stop(&mut self) {
+        self.write_slow(0xFF04, 0);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn dma_conflicts_only_on_its_own_bus() {
+        let mut rom = vec![0u8; 0x8000];
+        rom[0x147] = 0; // ROM only
+        rom[0x14D] = rom[0x134..0x14D].iter().fold(0u8, |x, &b| x.wrapping_sub(b).wrapping_sub(1));
+        let mut bus = Bus::new(Cartridge::from_rom(rom).unwrap());
+        for i in 0..0xA0u16 {
+            bus.wram[(0x0100 + i) as usize] = i as u8;
+        }
+        bus.ppu.write_register(0xFF40, 0, &mut 0); // LCD off: VRAM free
+        bus.write_cycle(0xFF46, 0xC1); // M=0
+        assert_eq!(bus.read_cycle(0xD000), 0x00, "M=1: setup cycle, no conflict yet");
+        bus.idle_cycle(); // M=2: byte 0
+        bus.idle_cycle(); // M=3: byte 1
+        assert_eq!(bus.read_cycle(0xD000), 2, "external bus reads the byte DMA moves (M=4: byte 2)");
+        bus.write_cycle(0xC000, 0x55);
+        assert_eq!(bus.wram[0], 0, "writes on the DMA's bus are lost");
+        bus.write_cycle(0x8000, 0x66);
+        assert_eq!(bus.read_cycle(0x8000), 0x66, "the VRAM bus stays usable");
+        assert_eq!(bus.read_cycle(0xFE00), 0xFF, "OAM is locked");
+        bus.write_cycle(0xFF80, 0x12);
+        assert_eq!(bus.read_cycle(0xFF80), 0x12, "HRAM stays usable");
+    }
+}

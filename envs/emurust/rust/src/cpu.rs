@@ -1,0 +1,711 @@
+//! The SM83 CPU (the Game Boy's LR35902 core): registers, the instruction set, interrupts, HALT.
+//!
+//! Every memory access is one M-cycle on the bus (`CpuBus::read_cycle`/`write_cycle`) and every
+//! internal cycle is an explicit `idle_cycle`, so the rest of the machine advances exactly when the
+//! hardware would, in the order the hardware does it (the SingleStepTests vectors record that order).
+
+use crate::state::{StateError, StateReader, StateWriter};
+
+pub const FLAG_Z: u8 = 0x80;
+pub const FLAG_N: u8 = 0x40;
+pub const FLAG_H: u8 = 0x20;
+pub const FLAG_C: u8 = 0x10;
+
+/// What the CPU sees of the machine. Each call is one M-cycle (4 T-cycles).
+pub trait CpuBus {
+    fn read_cycle(&mut self, addr: u16) -> u8;
+    fn write_cycle(&mut self, addr: u16, value: u8);
+    fn idle_cycle(&mut self);
+    /// One M-cycle of HALT with no interrupt pending; a bus may skip ahead to its next event.
+    fn halt_cycle(&mut self) {
+        self.idle_cycle();
+    }
+    /// One M-cycle of HALT with no interrupt pending at its start that also reads `addr` (the
+    /// halted CPU keeps fetching the next opcode); a bus may first skip ahead to its next event.
+    fn halt_fetch_cycle(&mut self, addr: u16) -> u8 {
+        self.read_cycle(addr)
+    }
+    /// IE & IF & 0x1F: requested and enabled interrupts.
+    fn pending_interrupts(&self) -> u8;
+    fn acknowledge_interrupt(&mut self, mask: u8);
+    /// STOP resets the divider on DMG.
+    fn stop(&mut self) {}
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Cpu {
+    pub a: u8,
+    pub f: u8,
+    pub b: u8,
+    pub c: u8,
+    pub d: u8,
+    pub e: u8,
+    pub h: u8,
+    pub l: u8,
+    pub sp: u16,
+    pub pc: u16,
+    pub ime: bool,
+    /// EI was executed: IME turns on after the instruction that follows it.
+    pub ei_pending: bool,
+    pub halted: bool,
+    /// HALT with IME=0 and an interrupt already pending: the next opcode byte is read twice.
+    pub halt_bug: bool,
+    /// Set by an opcode the SM83 does not have (0xD3, 0xDB, ...): the real CPU locks up.
+    pub locked: bool,
+    /// DI ran in this step: it cancels an EI that would otherwise take effect after it.
+    pub di_executed: bool,
+}
+
+impl Cpu {
+    /// Registers as the DMG boot ROM leaves them at 0x0100.
+    pub fn after_boot() -> Self {
+        Cpu {
+            a: 0x01,
+            f: 0xB0,
+            b: 0x00,
+            c: 0x13,
+            d: 0x00,
+            e: 0xD8,
+            h: 0x01,
+            l: 0x4D,
+            sp: 0xFFFE,
+            pc: 0x0100,
+            ..Default::default()
+        }
+    }
+
+    #[inline]
+    pub fn hl(&self) -> u16 {
+        u16::from_be_bytes([self.h, self.l])
+    }
+    #[inline]
+    fn set_hl(&mut self, v: u16) {
+        [self.h, self.l] = v.to_be_bytes();
+    }
+    #[inline]
+    fn bc(&self) -> u16 {
+        u16::from_be_bytes([self.b, self.c])
+    }
+    #[inline]
+    fn de(&self) -> u16 {
+        u16::from_be_bytes([self.d, self.e])
+    }
+    #[inline]
+    fn flag(&self, mask: u8) -> bool {
+        self.f & mask != 0
+    }
+    #[inline]
+    fn set_flags(&mut self, z: bool, n: bool, h: bool, c: bool) {
+        self.f = (z as u8) << 7 | (n as u8) << 6 | (h as u8) << 5 | (c as u8) << 4;
+    }
+
+    /// Register pair by the 2-bit field of the opcode (BC, DE, HL, SP).
+    fn rp(&self, index: u8) -> u16 {
+        match index & 3 {
+            0 => self.bc(),
+            1 => self.de(),
+            2 => self.hl(),
+            _ => self.sp,
+        }
+    }
+    fn set_rp(&mut self, index: u8, v: u16) {
+        match index & 3 {
+            0 => [self.b, self.c] = v.to_be_bytes(),
+            1 => [self.d, self.e] = v.to_be_bytes(),
+            2 => self.set_hl(v),
+            _ => self.sp = v,
+        }
+    }
+
+    /// 8-bit operand by the 3-bit field (B C D E H L (HL) A); (HL) costs a bus cycle.
+    fn read_r<B: CpuBus>(&mut self, bus: &mut B, index: u8) -> u8 {
+        match index & 7 {
+            0 => self.b,
+            1 => self.c,
+            2 => self.d,
+            3 => self.e,
+            4 => self.h,
+            5 => self.l,
+            6 => bus.read_cycle(self.hl()),
+            _ => self.a,
+        }
+    }
+    fn write_r<B: CpuBus>(&mut self, bus: &mut B, index: u8, v: u8) {
+        match index & 7 {
+            0 => self.b = v,
+            1 => self.c = v,
+            2 => self.d = v,
+            3 => self.e = v,
+            4 => self.h = v,
+            5 => self.l = v,
+            6 => bus.write_cycle(self.hl(), v),
+            _ => self.a = v,
+        }
+    }
+
+    #[inline]
+    fn fetch<B: CpuBus>(&mut self, bus: &mut B) -> u8 {
+        let v = bus.read_cycle(self.pc);
+        self.pc = self.pc.wrapping_add(1);
+        v
+    }
+    fn fetch16<B: CpuBus>(&mut self, bus: &mut B) -> u16 {
+        let lo = self.fetch(bus);
+        let hi = self.fetch(bus);
+        u16::from_le_bytes([lo, hi])
+    }
+    fn push16<B: CpuBus>(&mut self, bus: &mut B, v: u16) {
+        let [hi, lo] = v.to_be_bytes();
+        self.sp = self.sp.wrapping_sub(1);
+        bus.write_cycle(self.sp, hi);
+        self.sp = self.sp.wrapping_sub(1);
+        bus.write_cycle(self.sp, lo);
+    }
+    fn pop16<B: CpuBus>(&mut self, bus: &mut B) -> u16 {
+        let lo = bus.read_cycle(self.sp);
+        self.sp = self.sp.wrapping_add(1);
+        let hi = bus.read_cycle(self.sp);
+        self.sp = self.sp.wrapping_add(1);
+        u16::from_le_bytes([lo, hi])
+    }
+    fn condition(&self, cc: u8) -> bool {
+        match cc & 3 {
+            0 => !self.flag(FLAG_Z),
+            1 => self.flag(FLAG_Z),
+            2 => !self.flag(FLAG_C),
+            _ => self.flag(FLAG_C),
+        }
+    }
+
+    /// One instruction, one interrupt dispatch, or one M-cycle of HALT.
+    ///
+    /// Interrupts are sampled in the M-cycle that fetches the next opcode (on hardware it overlaps
+    /// the end of the previous instruction), so a request raised during that very cycle is still
+    /// taken: the fetched byte is then discarded and that cycle is the first of the dispatch.
+    /// A halted CPU samples the same way every M-cycle, which makes HALT wake up with exactly
+    /// the timing of a run of NOPs (mooneye `halt_ime1_timing2`).
+    pub fn step<B: CpuBus>(&mut self, bus: &mut B) {
+        if self.locked {
+            bus.halt_cycle();
+            return;
+        }
+        if self.halted {
+            if bus.pending_interrupts() == 0 {
+                let opcode = bus.halt_fetch_cycle(self.pc);
+                if bus.pending_interrupts() == 0 {
+                    return;
+                }
+                // Woken during this cycle, which was the next opcode's fetch (or, with IME=1,
+                // the first cycle of the dispatch).
+                self.halted = false;
+                if self.ime {
+                    self.dispatch_interrupt(bus);
+                } else {
+                    self.pc = self.pc.wrapping_add(1);
+                    self.finish_step(bus, opcode);
+                }
+                return;
+            }
+            self.halted = false;
+        }
+        let enable_after = self.ei_pending;
+        self.ei_pending = false;
+        let pc = self.pc;
+        let opcode = if self.halt_bug {
+            self.halt_bug = false;
+            bus.read_cycle(self.pc)
+        } else {
+            self.fetch(bus)
+        };
+        if self.ime && bus.pending_interrupts() != 0 {
+            // The fetch was the dispatch's first cycle; PC stays on the discarded opcode.
+            self.pc = pc;
+            self.dispatch_interrupt(bus);
+            return;
+        }
+        self.execute(bus, opcode);
+        if enable_after && !self.di_executed {
+            self.ime = true;
+        }
+        self.di_executed = false;
+    }
+
+    /// Runs an already fetched opcode (HALT woken with IME=0); no EI can be pending here.
+    fn finish_step<B: CpuBus>(&mut self, bus: &mut B, opcode: u8) {
+        self.execute(bus, opcode);
+        self.di_executed = false;
+    }
+    /// The rest of an interrupt dispatch, whose first M-cycle (the discarded opcode fetch, or a
+    /// HALT cycle) has already run: one internal cycle, push PC high, (IE re-read), push PC low,
+    /// and one internal cycle that loads the vector: five M-cycles in all before the handler's
+    /// first fetch (mooneye `intr_timing`).
+    fn dispatch_interrupt<B: CpuBus>(&mut self, bus: &mut B) {
+        self.ime = false;
+        self.ei_pending = false;
+        bus.idle_cycle();
+        let [hi, lo] = self.pc.to_be_bytes();
+        self.sp = self.sp.wrapping_sub(1);
+        bus.write_cycle(self.sp, hi);
+        // The high push can land on IE (SP=0x0000) and cancel the request: the vector is chosen now.
+        let pending = bus.pending_interrupts();
+        self.sp = self.sp.wrapping_sub(1);
+        bus.write_cycle(self.sp, lo);
+        if pending == 0 {
+            self.pc = 0x0000;
+        } else {
+            let bit = pending.trailing_zeros() as u16;
+            bus.acknowledge_interrupt(1 << bit);
+            self.pc = 0x0040 + 8 * bit;
+        }
+        bus.idle_cycle();
+    }
+
+    fn alu<B: CpuBus>(&mut self, _bus: &mut B, op: u8, v: u8) {
+        let a = self.a;
+        match op & 7 {
+            0 | 1 => {
+                // ADD / ADC
+                let carry = if op & 7 == 1 && self.flag(FLAG_C) { 1 } else { 0 };
+                let sum = a as u16 + v as u16 + carry as u16;
+                let r = sum as u8;
+                self.set_flags(r == 0, false, (a & 0xF) + (v & 0xF) + carry > 0xF, sum > 0xFF);
+                self.a = r;
+            }
+            2 | 3 | 7 => {
+                // SUB / SBC / CP
+                let carry = if op & 7 == 3 && self.flag(FLAG_C) { 1 } else { 0 };
+                let diff = a as i16 - v as i16 - carry as i16;
+                let r = diff as u8;
+                let half = (a & 0xF) as i16 - (v & 0xF) as i16 - carry as i16;
+                self.set_flags(r == 0, true, half < 0, diff < 0);
+                if op & 7 != 7 {
+                    self.a = r;
+                }
+            }
+            4 => {
+                self.a = a & v;
+                self.set_flags(self.a == 0, false, true, false);
+            }
+            5 => {
+                self.a = a ^ v;
+                self.set_flags(self.a == 0, false, false, false);
+            }
+            _ => {
+                self.a = a | v;
+                self.set_flags(self.a == 0, false, false, false);
+            }
+        }
+    }
+
+    /// The CB-prefixed rotate/shift group; returns the result and sets Z N H C.
+    fn rotate(&mut self, op: u8, v: u8) -> u8 {
+        let carry_in = self.flag(FLAG_C) as u8;
+        let (r, c) = match op & 7 {
+            0 => (v.rotate_left(1), v & 0x80 != 0),            // RLC
+            1 => (v.rotate_right(1), v & 1 != 0),               // RRC
+            2 => (v << 1 | carry_in, v & 0x80 != 0),            // RL
+            3 => (v >> 1 | carry_in << 7, v & 1 != 0),          // RR
+            4 => (v << 1, v & 0x80 != 0),                       // SLA
+            5 => (((v as i8) >> 1) as u8, v & 1 != 0),          // SRA
+            6 => (v.rotate_left(4), false),                     // SWAP
+            _ => (v >> 1, v & 1 != 0),                          // SRL
+        };
+        self.set_flags(r == 0, false, false, c);
+        r
+    }
+
+    fn execute_cb<B: CpuBus>(&mut self, bus: &mut B) {
+        let op = self.fetch(bus);
+        let reg = op & 7;
+        let bit = (op >> 3) & 7;
+        match op >> 6 {
+            0 => {
+                let v = self.read_r(bus, reg);
+                let r = self.rotate(op >> 3, v);
+                self.write_r(bus, reg, r);
+            }
+            1 => {
+                let v = self.read_r(bus, reg);
+                let carry = self.flag(FLAG_C);
+                self.set_flags(v & (1 << bit) == 0, false, true, carry);
+            }
+            2 => {
+                let v = self.read_r(bus, reg);
+                self.write_r(bus, reg, v & !(1 << bit));
+            }
+            _ => {
+                let v = self.read_r(bus, reg);
+                self.write_r(bus, reg, v | (1 << bit));
+            }
+        }
+    }
+
+    fn add_sp_offset<B: CpuBus>(&mut self, bus: &mut B) -> u16 {
+        let offset = self.fetch(bus) as i8 as i16 as u16;
+        let sp = self.sp;
+        let half = (sp & 0xF) + (offset & 0xF) > 0xF;
+        let carry = (sp & 0xFF) + (offset & 0xFF) > 0xFF;
+        self.set_flags(false, false, half, carry);
+        sp.wrapping_add(offset)
+    }
+
+    fn execute<B: CpuBus>(&mut self, bus: &mut B, op: u8) {
+        match op {
+            0x00 => {}
+            0x10 => {
+                // STOP: the vectors treat it as one byte; DMG resets DIV. Low-power mode is not modelled.
+                bus.stop();
+            }
+            0x76 => {
+                if !self.ime && bus.pending_interrupts() != 0 {
+                    self.halt_bug = true;
+                } else {
+                    self.halted = true;
+                }
+            }
+            0x40..=0x7F => {
+                let v = self.read_r(bus, op & 7);
+                self.write_r(bus, (op >> 3) & 7, v);
+            }
+            0x80..=0xBF => {
+                let v = self.read_r(bus, op & 7);
+                self.alu(bus, op >> 3, v);
+            }
+            0xC6 | 0xCE | 0xD6 | 0xDE | 0xE6 | 0xEE | 0xF6 | 0xFE => {
+                let v = self.fetch(bus);
+                self.alu(bus, op >> 3, v);
+            }
+            // LD r, n
+            0x06 | 0x0E | 0x16 | 0x1E | 0x26 | 0x2E | 0x36 | 0x3E => {
+                let v = self.fetch(bus);
+                self.write_r(bus, op >> 3, v);
+            }
+            // INC r / DEC r
+            0x04 | 0x0C | 0x14 | 0x1C | 0x24 | 0x2C | 0x34 | 0x3C => {
+                let reg = op >> 3;
+                let v = self.read_r(bus, reg);
+                let r = v.wrapping_add(1);
+                let carry = self.flag(FLAG_C);
+                self.set_flags(r == 0, false, v & 0xF == 0xF, carry);
+                self.write_r(bus, reg, r);
+            }
+            0x05 | 0x0D | 0x15 | 0x1D | 0x25 | 0x2D | 0x35 | 0x3D => {
+                let reg = op >> 3;
+                let v = self.read_r(bus, reg);
+                let r = v.wrapping_sub(1);
+                let carry = self.flag(FLAG_C);
+                self.set_flags(r == 0, true, v & 0xF == 0, carry);
+                self.write_r(bus, reg, r);
+            }
+            // LD rr, nn
+            0x01 | 0x11 | 0x21 | 0x31 => {
+                let v = self.fetch16(bus);
+                self.set_rp(op >> 4, v);
+            }
+            // INC rr / DEC rr
+            0x03 | 0x13 | 0x23 | 0x33 => {
+                let v = self.rp(op >> 4).wrapping_add(1);
+                self.set_rp(op >> 4, v);
+                bus.idle_cycle();
+            }
+            0x0B | 0x1B | 0x2B | 0x3B => {
+                let v = self.rp(op >> 4).wrapping_sub(1);
+                self.set_rp(op >> 4, v);
+                bus.idle_cycle();
+            }
+            // ADD HL, rr
+            0x09 | 0x19 | 0x29 | 0x39 => {
+                let hl = self.hl();
+                let v = self.rp(op >> 4);
+                let sum = hl as u32 + v as u32;
+                let z = self.flag(FLAG_Z);
+                self.set_flags(z, false, (hl & 0xFFF) + (v & 0xFFF) > 0xFFF, sum > 0xFFFF);
+                self.set_hl(sum as u16);
+                bus.idle_cycle();
+            }
+            // LD (BC)/(DE)/(HL+)/(HL-), A and back
+            0x02 => bus.write_cycle(self.bc(), self.a),
+            0x12 => bus.write_cycle(self.de(), self.a),
+            0x22 => {
+                let hl = self.hl();
+                bus.write_cycle(hl, self.a);
+                self.set_hl(hl.wrapping_add(1));
+            }
+            0x32 => {
+                let hl = self.hl();
+                bus.write_cycle(hl, self.a);
+                self.set_hl(hl.wrapping_sub(1));
+            }
+            0x0A => self.a = bus.read_cycle(self.bc()),
+            0x1A => self.a = bus.read_cycle(self.de()),
+            0x2A => {
+                let hl = self.hl();
+                self.a = bus.read_cycle(hl);
+                self.set_hl(hl.wrapping_add(1));
+            }
+            0x3A => {
+                let hl = self.hl();
+                self.a = bus.read_cycle(hl);
+                self.set_hl(hl.wrapping_sub(1));
+            }
+            0x08 => {
+                let addr = self.fetch16(bus);
+                let [hi, lo] = self.sp.to_be_bytes();
+                bus.write_cycle(addr, lo);
+                bus.write_cycle(addr.wrapping_add(1), hi);
+            }
+            // Accumulator rotates: Z is always cleared.
+            0x07 | 0x0F | 0x17 | 0x1F => {
+                let r = self.rotate(op >> 3, self.a);
+                self.f &= !FLAG_Z;
+                self.a = r;
+            }
+            0x27 => {
+                // DAA: adjust A to BCD after an addition or subtraction.
+                let mut a = self.a;
+                let mut carry = self.flag(FLAG_C);
+                if !self.flag(FLAG_N) {
+                    if carry || a > 0x99 {
+                        a = a.wrapping_add(0x60);
+                        carry = true;
+                    }
+                    if self.flag(FLAG_H) || a & 0x0F > 0x09 {
+                        a = a.wrapping_add(0x06);
+                    }
+                } else {
+                    if carry {
+                        a = a.wrapping_sub(0x60);
+                    }
+                    if self.flag(FLAG_H) {
+                        a = a.wrapping_sub(0x06);
+                    }
+                }
+                let n = self.flag(FLAG_N);
+                self.set_flags(a == 0, n, false, carry);
+                self.a = a;
+            }
+            0x2F => {
+                self.a = !self.a;
+                self.f |= FLAG_N | FLAG_H;
+            }
+            0x37 => self.f = (self.f & FLAG_Z) | FLAG_C,
+            0x3F => self.f = (self.f & (FLAG_Z | FLAG_C)) ^ FLAG_C,
+            // JR e / JR cc, e
+            0x18 => {
+                let offset = self.fetch(bus) as i8;
+                self.pc = self.pc.wrapping_add(offset as u16);
+                bus.idle_cycle();
+            }
+            0x20 | 0x28 | 0x30 | 0x38 => {
+                let offset = self.fetch(bus) as i8;
+                if self.condition(op >> 3) {
+                    self.pc = self.pc.wrapping_add(offset as u16);
+                    bus.idle_cycle();
+                }
+            }
+            // RET / RET cc / RETI
+            0xC9 => {
+                self.pc = self.pop16(bus);
+                bus.idle_cycle();
+            }
+            0xD9 => {
+                self.pc = self.pop16(bus);
+                bus.idle_cycle();
+                self.ime = true;
+            }
+            0xC0 | 0xC8 | 0xD0 | 0xD8 => {
+                bus.idle_cycle();
+                if self.condition(op >> 3) {
+                    self.pc = self.pop16(bus);
+                    bus.idle_cycle();
+                }
+            }
+            // JP nn / JP cc, nn / JP HL
+            0xC3 => {
+                self.pc = self.fetch16(bus);
+                bus.idle_cycle();
+            }
+            0xC2 | 0xCA | 0xD2 | 0xDA => {
+                let addr = self.fetch16(bus);
+                if self.condition(op >> 3) {
+                    self.pc = addr;
+                    bus.idle_cycle();
+                }
+            }
+            0xE9 => self.pc = self.hl(),
+            // CALL nn / CALL cc, nn
+            0xCD => {
+                let addr = self.fetch16(bus);
+                bus.idle_cycle();
+                self.push16(bus, self.pc);
+                self.pc = addr;
+            }
+            0xC4 | 0xCC | 0xD4 | 0xDC => {
+                let addr = self.fetch16(bus);
+                if self.condition(op >> 3) {
+                    bus.idle_cycle();
+                    self.push16(bus, self.pc);
+                    self.pc = addr;
+                }
+            }
+            // RST
+            0xC7 | 0xCF | 0xD7 | 0xDF | 0xE7 | 0xEF | 0xF7 | 0xFF => {
+                bus.idle_cycle();
+                self.push16(bus, self.pc);
+                self.pc = (op & 0x38) as u16;
+            }
+            // PUSH / POP (AF's low nibble of F is always zero)
+            0xC5 | 0xD5 | 0xE5 | 0xF5 => {
+                let v = if op == 0xF5 { u16::from_be_bytes([self.a, self.f]) } else { self.rp((op >> 4) & 3) };
+                bus.idle_cycle();
+                self.push16(bus, v);
+            }
+            0xC1 | 0xD1 | 0xE1 | 0xF1 => {
+                let v = self.pop16(bus);
+                if op == 0xF1 {
+                    let [a, f] = v.to_be_bytes();
+                    self.a = a;
+                    self.f = f & 0xF0;
+                } else {
+                    self.set_rp((op >> 4) & 3, v);
+                }
+            }
+            0xCB => self.execute_cb(bus),
+            // LDH (n), A / LDH A, (n) / LD (C), A / LD A, (C)
+            0xE0 => {
+                let n = self.fetch(bus);
+                bus.write_cycle(0xFF00 | n as u16, self.a);
+            }
+            0xF0 => {
+                let n = self.fetch(bus);
+                self.a = bus.read_cycle(0xFF00 | n as u16);
+            }
+            0xE2 => bus.write_cycle(0xFF00 | self.c as u16, self.a),
+            0xF2 => self.a = bus.read_cycle(0xFF00 | self.c as u16),
+            0xEA => {
+                let addr = self.fetch16(bus);
+                bus.write_cycle(addr, self.a);
+            }
+            0xFA => {
+                let addr = self.fetch16(bus);
+                self.a = bus.read_cycle(addr);
+            }
+            0xE8 => {
+                self.sp = self.add_sp_offset(bus);
+                bus.idle_cycle();
+                bus.idle_cycle();
+            }
+            0xF8 => {
+                let v = self.add_sp_offset(bus);
+                self.set_hl(v);
+                bus.idle_cycle();
+            }
+            0xF9 => {
+                self.sp = self.hl();
+                bus.idle_cycle();
+            }
+            0xF3 => {
+                self.ime = false;
+                self.ei_pending = false;
+                self.di_executed = true;
+            }
+            0xFB => self.ei_pending = true,
+            // 0xD3 0xDB 0xDD 0xE3 0xE4 0xEB 0xEC 0xED 0xF4 0xFC 0xFD: the CPU hangs.
+            _ => self.locked = true,
+        }
+    }
+
+    pub fn save(&self, w: &mut StateWriter) {
+        for v in [self.a, self.f, self.b, self.c, self.d, self.e, self.h, self.l] {
+            w.u8(v);
+        }
+        w.u16(self.sp);
+        w.u16(self.pc);
+        for v in [self.ime, self.ei_pending, self.halted, self.halt_bug, self.locked] {
+            w.bool(v);
+        }
+    }
+
+    pub fn load(&mut self, r: &mut StateReader) -> Result<(), StateError> {
+        self.a = r.u8()?;
+        self.f = r.u8()?;
+        if self.f & 0x0F != 0 {
+            return Err(StateError(format!("CPU flag register 0x{:02X} has low bits set", self.f)));
+        }
+        self.b = r.u8()?;
+        self.c = r.u8()?;
+        self.d = r.u8()?;
+        self.e = r.u8()?;
+        self.h = r.u8()?;
+        self.l = r.u8()?;
+        self.sp = r.u16()?;
+        self.pc = r.u16()?;
+        self.ime = r.bool()?;
+        self.ei_pending = r.bool()?;
+        self.halted = r.bool()?;
+        self.halt_bug = r.bool()?;
+        self.locked = r.bool()?;
+        self.di_executed = false;
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// 64 KiB of NOPs; IF bit 0 is raised by the tick of M-cycle `raise_at` (1-based).
+    struct TestBus {
+        mem: Vec<u8>,
+        cycle: u64,
+        raise_at: u64,
+        flags: u8,
+    }
+
+    impl TestBus {
+        fn tick(&mut self) {
+            self.cycle += 1;
+            if self.cycle == self.raise_at {
+                self.flags |= 1;
+            }
+        }
+    }
+
+    impl CpuBus for TestBus {
+        fn read_cycle(&mut self, addr: u16) -> u8 {
+            self.tick();
+            self.mem[addr as usize]
+        }
+        fn write_cycle(&mut self, addr: u16, value: u8) {
+            self.tick();
+            self.mem[addr as usize] = value;
+        }
+        fn idle_cycle(&mut self) {
+            self.tick();
+        }
+        fn pending_interrupts(&self) -> u8 {
+            self.flags
+        }
+        fn acknowledge_interrupt(&mut self, mask: u8) {
+            self.flags &= !mask;
+        }
+    }
+
+    /// M-cycle at which the VBlank handler's first opcode is fetched.
+    fn handler_fetch_cycle(raise_at: u64, halted: bool) -> u64 {
+        let mut bus = TestBus { mem: vec![0; 0x10000], cycle: 0, raise_at, flags: 0 };
+        let mut cpu = Cpu { pc: 0x1000, sp: 0xD000, ime: true, halted, ..Default::default() };
+        while cpu.pc != 0x0040 {
+            cpu.step(&mut bus);
+        }
+        bus.cycle + 1
+    }
+
+    #[test]
+    fn interrupt_raised_during_a_fetch_replaces_that_opcode() {
+        // Raised in M-cycle 10 (a NOP's fetch): cycles 10..=14 dispatch, the handler fetch is 15.
+        assert_eq!(handler_fetch_cycle(10, false), 15);
+        // HALT wakes with the same timing as NOPs.
+        assert_eq!(handler_fetch_cycle(10, true), 15);
+    }
+}

@@ -1,0 +1,90 @@
+//! P1/JOYP (0xFF00): two selectable rows of four active-low inputs; a pressed key that pulls a
+//! selected line low requests the joypad interrupt.
+
+use crate::interrupts;
+use crate::state::{StateError, StateReader, StateWriter};
+
+/// Button order of the `buttons` mask (bit i set = pressed), shared with the Python API.
+pub const BUTTON_NAMES: [&str; 8] = ["a", "b", "select", "start", "right", "left", "up", "down"];
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Joypad {
+    select: u8,
+    buttons: u8,
+}
+
+impl Default for Joypad {
+    fn default() -> Self {
+        Joypad { select: 0x30, buttons: 0 }
+    }
+}
+
+impl Joypad {
+    fn lines(&self) -> u8 {
+        let mut low = 0u8;
+        if self.select & 0x10 == 0 {
+            low |= (self.buttons >> 4) & 0x0F; // right left up down
+        }
+        if self.select & 0x20 == 0 {
+            low |= self.buttons & 0x0F; // a b select start
+        }
+        !low & 0x0F
+    }
+
+    pub fn read(&self) -> u8 {
+        0xC0 | self.select | self.lines()
+    }
+
+    pub fn write(&mut self, value: u8, interrupt_flags: &mut u8) {
+        let before = self.lines();
+        self.select = value & 0x30;
+        self.request_on_fall(before, interrupt_flags);
+    }
+
+    pub fn set_buttons(&mut self, buttons: u8, interrupt_flags: &mut u8) {
+        let before = self.lines();
+        self.buttons = buttons;
+        self.request_on_fall(before, interrupt_flags);
+    }
+
+    pub fn buttons(&self) -> u8 {
+        self.buttons
+    }
+
+    fn request_on_fall(&self, before: u8, interrupt_flags: &mut u8) {
+        if before & !self.lines() != 0 {
+            *interrupt_flags |= interrupts::JOYPAD;
+        }
+    }
+
+    pub fn save(&self, w: &mut StateWriter) {
+        w.u8(self.select);
+        w.u8(self.buttons);
+    }
+
+    pub fn load(&mut self, r: &mut StateReader) -> Result<(), StateError> {
+        self.select = r.u8()? & 0x30;
+        self.buttons = r.u8()?;
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rows_are_selected_and_active_low() {
+        let mut pad = Joypad::default();
+        let mut flags = 0;
+        pad.set_buttons(0b0001_0001, &mut flags); // A and RIGHT
+        assert_eq!(flags, 0, "no row selected: no interrupt");
+        pad.write(0x20, &mut flags); // select directions (bit 4 low)
+        assert_eq!(pad.read() & 0x0F, 0b1110);
+        assert_eq!(flags, interrupts::JOYPAD);
+        pad.write(0x10, &mut flags); // select actions
+        assert_eq!(pad.read() & 0x0F, 0b1110);
+        pad.write(0x30, &mut flags);
+        assert_eq!(pad.read(), 0xFF);
+    }
+}

@@ -1,0 +1,1646 @@
+//! DMG picture processing unit: LCD timing, STAT/VBlank interrupts, VRAM/OAM access rules and a
+//! scanline renderer.
+//!
+//! # Timing model
+//!
+//! A frame is 154 lines of 456 dots (70224 dots). Lines 0-143 run mode 2 (OAM scan, 80 dots),
+//! mode 3 (drawing) and mode 0 (HBlank) for the rest of the line; lines 144-153 are mode 1.
+//! The unit is event driven: `tick` only adds to a dot counter and does real work when the
+//! counter crosses the next mode boundary, so the per-M-cycle cost is a compare and a branch.
+//!
+//! Mode 3 length (decided when mode 3 starts, from the registers and the OAM scan at that time):
+//! `172 + SCX % 8`, plus 6 dots when the window is shown on the line, plus for every object
+//! selected on the line that is at least partly on screen (OAM X in 1..=167), in drawing order:
+//! 6 dots, plus the Pan Docs fetch-alignment wait `max(0, 5 - p)` where `p` is the position
+//! (0..=7) of the object's leftmost pixel inside the BG or window tile it falls on, counted only
+//! for the first object that lands on a given tile. An object at OAM X = 0 costs a flat 11 dots.
+//! The result lies in 172..=295 dots.
+//!
+//! Other timing details:
+//! * LY changes at dot 0 of each line and the LY=LYC flag is re-evaluated at once.
+//! * Line 153 quirk: LY reads 153 for the first 4 dots of line 153 and 0 afterwards, so LYC=0
+//!   matches from line 153 dot 4 through line 0 (one rising edge, not two).
+//! * Entering line 144 raises VBLANK and, on DMG, also pulses the mode-2 ("OAM") STAT source for
+//!   4 dots, so STAT bit 5 alone gives an interrupt at LY=144 too.
+//! * The STAT interrupt is requested on rising edges of one internal line (OR of the enabled
+//!   sources), which gives the hardware's "STAT IRQ blocking".
+//! * DMG STAT-write bug: a write to STAT acts as if 0xFF were written for one cycle first, so a
+//!   write while any source is active (modes 0/1/2 or LY=LYC) can request a STAT interrupt.
+//! * LCD off (LCDC bit 7 clear): LY=0, mode 0, the line/dot counters reset, no interrupts, VRAM
+//!   and OAM are free, and the visible screen is blank (shade 0) while off. The LY=LYC flag keeps
+//!   its last value while the LCD is off.
+//! * LCD on: line 0 starts at dot 0 without an OAM scan period: STAT reports mode 0 for the first
+//!   80 dots (which is not a mode-0 interrupt source, and OAM is accessible), then mode 3 as usual.
+//!   The first frame after enabling is not displayed: at its VBlank the visible screen is set
+//!   blank instead (the frame still counts as completed).
+//! * Power-on state (as at PC=0x100 after the DMG boot ROM): line 153, dot 400, i.e. LY reads 0,
+//!   STAT reads 0x85 (mode 1, LY=LYC); the first full frame starts 56 dots later.
+//!
+//! # Rendering
+//!
+//! Line LY is rendered when its mode 3 ends (on entering mode 0), from the register values at that
+//! moment and the objects picked by that line's OAM scan (first 10 in OAM order whose Y range
+//! covers the line, X ignored). Objects: smaller X wins, ties by lower OAM index; the winning
+//! opaque object pixel decides alone (if it has BG-over-OBJ and the BG color is 1-3, the BG shows,
+//! even where a lower-priority object would have been in front). With LCDC bit 0 clear (DMG) the
+//! background and window are color 0 (mapped through BGP) and objects still draw. The window's
+//! internal line counter advances only on lines where the window was drawn (Y condition latched
+//! when LY == WY at a line start, cleared at VBlank; LCDC bit 5 set; WX <= 166).
+//! Not emulated: mid-line register changes (the line uses end-of-mode-3 values), WX=0 fine-scroll
+//! shift, the WX=166 DMG glitch, the window-disable pixel insertion glitch, OAM corruption bug.
+//!
+//! Frames are drawn into a back buffer and copied to the visible buffer on entering VBlank.
+
+use crate::interrupts::{STAT, VBLANK};
+use crate::state::{StateError, StateReader, StateWriter};
+
+/// Bit i (from the left, bit 7 first) of a byte spread into byte i of a u64: one bit plane of
+/// a tile row as eight pixels.
+const SPREAD_BITS: [u64; 256] = {
+    let mut table = [0u64; 256];
+    let mut v = 0;
+    while v < 256 {
+        let mut bit = 0;
+        while bit < 8 {
+            if v & (0x80 >> bit) != 0 {
+                table[v] |= 1u64 << (8 * bit);
+            }
+            bit += 1;
+        }
+        v += 1;
+    }
+    table
+};
+
+/// The eight color numbers (0..=3) of a tile row, leftmost first.
+#[inline]
+fn tile_row_colors(lo: u8, hi: u8) -> [u8; 8] {
+    (SPREAD_BITS[lo as usize] | SPREAD_BITS[hi as usize] << 1).to_le_bytes()
+}
+
+pub const SCREEN_WIDTH: usize = 160;
+pub const SCREEN_HEIGHT: usize = 144;
+const SCREEN_PIXELS: usize = SCREEN_WIDTH * SCREEN_HEIGHT;
+
+const DOTS_PER_LINE: u32 = 456;
+const LAST_LINE: u8 = 153;
+const VBLANK_LINE: u8 = 144;
+const OAM_SCAN_DOTS: u32 = 80;
+const MODE3_BASE_DOTS: u32 = 172;
+/// Dot of line 153 from which LY reads 0.
+const LINE153_LY_RESET_DOT: u32 = 4;
+/// Length of the mode-2 STAT source pulse when entering line 144.
+const VBLANK_OAM_PULSE_DOTS: u32 = 4;
+/// Where the boot ROM leaves the PPU at PC=0x100.
+const BOOT_LINE: u8 = 153;
+const BOOT_DOT: u32 = 400;
+
+const MAX_LINE_SPRITES: usize = 10;
+
+// LCDC bits.
+const LCDC_BG_ENABLE: u8 = 0x01;
+const LCDC_OBJ_ENABLE: u8 = 0x02;
+const LCDC_OBJ_TALL: u8 = 0x04;
+const LCDC_BG_MAP: u8 = 0x08;
+const LCDC_TILE_DATA: u8 = 0x10;
+const LCDC_WIN_ENABLE: u8 = 0x20;
+const LCDC_WIN_MAP: u8 = 0x40;
+const LCDC_ON: u8 = 0x80;
+
+// STAT interrupt sources, at the positions of their STAT enable bits.
+const SRC_HBLANK: u8 = 0x08;
+const SRC_VBLANK: u8 = 0x10;
+const SRC_OAM: u8 = 0x20;
+const SRC_LYC: u8 = 0x40;
+const STAT_ENABLE_MASK: u8 = 0x78;
+
+// Object attribute bits.
+const ATTR_BEHIND_BG: u8 = 0x80;
+const ATTR_Y_FLIP: u8 = 0x40;
+const ATTR_X_FLIP: u8 = 0x20;
+const ATTR_PALETTE: u8 = 0x10;
+
+/// Tag written at the start of the PPU's part of a save state.
+const STATE_TAG: u32 = 0x3155_5050; // "PPU1"
+
+/// What the PPU waits for next; each stage ends at `next_event` dots into the line.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Stage {
+    /// Mode 2 (or mode 0 on the first line after LCD enable) until dot 80.
+    OamScan = 0,
+    /// Mode 3 until `80 + mode 3 length`.
+    Drawing = 1,
+    /// Mode 0 until the end of the line.
+    HBlank = 2,
+    /// Line 144, dots 0..4: the mode-2 STAT source pulse.
+    VBlankStart = 3,
+    /// Line 153, dots 0..4: LY still reads 153.
+    Line153Start = 4,
+    /// Mode 1 until the end of the line.
+    VBlank = 5,
+    /// Last 4 dots of lines 0..=142: LY already shows the next line.
+    LineEnd = 6,
+}
+
+impl Stage {
+    fn from_u8(v: u8) -> Option<Stage> {
+        Some(match v {
+            0 => Stage::OamScan,
+            1 => Stage::Drawing,
+            2 => Stage::HBlank,
+            3 => Stage::VBlankStart,
+            4 => Stage::Line153Start,
+            5 => Stage::VBlank,
+            6 => Stage::LineEnd,
+            _ => return None,
+        })
+    }
+}
+
+/// An object picked by the OAM scan for the current line.
+#[derive(Clone, Copy, Default, Debug, PartialEq, Eq)]
+struct LineSprite {
+    y: u8,
+    x: u8,
+    tile: u8,
+    attr: u8,
+    index: u8,
+}
+
+#[derive(Clone)]
+pub struct Ppu {
+    pub vram: [u8; 0x2000],
+    pub oam: [u8; 0xA0],
+
+    lcdc: u8,
+    /// STAT bits 3-6 (interrupt enables).
+    stat_enable: u8,
+    scy: u8,
+    scx: u8,
+    lyc: u8,
+    bgp: u8,
+    obp0: u8,
+    obp1: u8,
+    wy: u8,
+    wx: u8,
+
+    /// Internal line counter, 0..=153.
+    line: u8,
+    /// The value LY reads (differs from `line` in line 153 and while the LCD is off).
+    ly: u8,
+    /// Dots into the current line.
+    dot: u32,
+    /// Dot at which the current stage ends.
+    next_event: u32,
+    stage: Stage,
+    /// Mode reported in STAT bits 0-1.
+    mode: u8,
+    /// Active mode-based STAT sources (SRC_HBLANK/SRC_VBLANK/SRC_OAM).
+    mode_sources: u8,
+    /// LY=LYC flag (STAT bit 2).
+    lyc_match: bool,
+    /// Level of the internal STAT interrupt line.
+    stat_line: bool,
+
+    /// Objects found by the OAM scan for this line, in drawing priority order (X, then OAM index).
+    sprites: [LineSprite; MAX_LINE_SPRITES],
+    sprite_count: u8,
+
+    /// Window internal line counter.
+    window_line: u8,
+    /// Window Y condition (LY == WY seen at a line start this frame).
+    wy_triggered: bool,
+    /// The current frame is the first after LCD enable and must not be shown.
+    skip_frame: bool,
+    frame_completed: bool,
+    /// Line 0 has started (LY wrapped from 153): the frame loop's boundary, as PyBoy's.
+    frame_started: bool,
+    frame_count: u64,
+    /// Draw lines (configuration, not machine state: with it off the screen keeps its last frame
+    /// and everything else runs the same).
+    render: bool,
+
+    back: Box<[u8; SCREEN_PIXELS]>,
+    /// Inline, never reallocated: Python holds zero-copy views of it (see python.rs).
+    front: [u8; SCREEN_PIXELS],
+}
+
+impl Default for Ppu {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl std::fmt::Debug for Ppu {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Ppu")
+            .field("lcdc", &format_args!("{:#04x}", self.lcdc))
+            .field("stat", &format_args!("{:#04x}", self.read_register(0xFF41)))
+            .field("ly", &self.ly)
+            .field("line", &self.line)
+            .field("dot", &self.dot)
+            .field("stage", &self.stage)
+            .field("frame_count", &self.frame_count)
+            .finish_non_exhaustive()
+    }
+}
+
+fn blank_screen() -> Box<[u8; SCREEN_PIXELS]> {
+    vec![0u8; SCREEN_PIXELS]
+        .into_boxed_slice()
+        .try_into()
+        .expect("screen size")
+}
+
+impl Ppu {
+    /// State right after the DMG boot ROM hands over (PC=0x100).
+    pub fn new() -> Self {
+        let mut ppu = Ppu {
+            vram: [0; 0x2000],
+            oam: [0; 0xA0],
+            lcdc: 0x91,
+            stat_enable: 0,
+            scy: 0,
+            scx: 0,
+            lyc: 0,
+            bgp: 0xFC,
+            obp0: 0xFF,
+            obp1: 0xFF,
+            wy: 0,
+            wx: 0,
+            line: BOOT_LINE,
+            ly: 0,
+            dot: BOOT_DOT,
+            next_event: DOTS_PER_LINE,
+            stage: Stage::VBlank,
+            mode: 1,
+            mode_sources: SRC_VBLANK,
+            lyc_match: true,
+            stat_line: false,
+            sprites: [LineSprite::default(); MAX_LINE_SPRITES],
+            sprite_count: 0,
+            window_line: 0,
+            wy_triggered: false,
+            skip_frame: false,
+            frame_completed: false,
+            frame_started: false,
+            frame_count: 0,
+            render: true,
+            back: blank_screen(),
+            front: [0; SCREEN_PIXELS],
+        };
+        ppu.lyc_match = ppu.ly == ppu.lyc;
+        ppu
+    }
+
+    #[inline]
+    fn lcd_on(&self) -> bool {
+        self.lcdc & LCDC_ON != 0
+    }
+
+    /// Advance `dots` T-cycles; requests VBLANK/STAT by OR-ing bits into `interrupt_flags`.
+    #[inline]
+    pub fn tick(&mut self, dots: u32, interrupt_flags: &mut u8) {
+        if self.lcdc & LCDC_ON == 0 {
+            return;
+        }
+        self.dot += dots;
+        while self.dot >= self.next_event {
+            self.advance_stage(interrupt_flags);
+        }
+    }
+
+    /// Handles the event that ends the current stage (the dot counter has reached `next_event`).
+    fn advance_stage(&mut self, iflags: &mut u8) {
+        match self.stage {
+            Stage::OamScan => {
+                self.oam_scan();
+                self.mode = 3;
+                self.mode_sources = 0;
+                self.stage = Stage::Drawing;
+                self.next_event = OAM_SCAN_DOTS + self.mode3_length();
+                self.update_stat(iflags);
+            }
+            Stage::Drawing => {
+                if self.render {
+                    self.render_line();
+                } else if self.window_visible() {
+                    // Not drawing, but the window's line counter is machine state.
+                    self.window_line = self.window_line.wrapping_add(1);
+                }
+                self.mode = 0;
+                self.mode_sources = SRC_HBLANK;
+                self.stage = Stage::HBlank;
+                self.next_event = DOTS_PER_LINE - 4;
+                self.update_stat(iflags);
+            }
+            Stage::HBlank => {
+                self.ly = self.line + 1;
+                self.stage = Stage::LineEnd;
+                self.next_event = DOTS_PER_LINE;
+            }
+            Stage::VBlankStart => {
+                self.mode_sources = SRC_VBLANK;
+                self.stage = Stage::VBlank;
+                self.next_event = DOTS_PER_LINE;
+                self.update_stat(iflags);
+            }
+            Stage::Line153Start => {
+                self.ly = 0;
+                self.lyc_match = self.ly == self.lyc;
+                self.stage = Stage::VBlank;
+                self.next_event = DOTS_PER_LINE;
+                self.update_stat(iflags);
+            }
+            Stage::LineEnd | Stage::VBlank => {
+                self.dot -= DOTS_PER_LINE;
+                self.line = if self.line == LAST_LINE {
+                    0
+                } else {
+                    self.line + 1
+                };
+                self.start_line(iflags);
+            }
+        }
+    }
+
+    /// Enters dot 0 of `self.line` (LCD running normally).
+    fn start_line(&mut self, iflags: &mut u8) {
+        let line = self.line;
+        if line < VBLANK_LINE {
+            if line == 0 {
+                self.window_line = 0;
+                self.wy_triggered = false;
+                self.frame_started = true;
+            }
+            if self.wy == line {
+                self.wy_triggered = true;
+            }
+            self.ly = line;
+            self.mode = 2;
+            self.mode_sources = SRC_OAM;
+            self.stage = Stage::OamScan;
+            self.next_event = OAM_SCAN_DOTS;
+        } else if line == VBLANK_LINE {
+            self.ly = line;
+            self.mode = 1;
+            // DMG: the mode-2 source also fires when entering VBlank.
+            self.mode_sources = SRC_VBLANK | SRC_OAM;
+            self.stage = Stage::VBlankStart;
+            self.next_event = VBLANK_OAM_PULSE_DOTS;
+            self.wy_triggered = false;
+            *iflags |= VBLANK;
+            self.finish_frame();
+        } else if line == LAST_LINE {
+            self.ly = line;
+            self.mode = 1;
+            self.mode_sources = SRC_VBLANK;
+            self.stage = Stage::Line153Start;
+            self.next_event = LINE153_LY_RESET_DOT;
+        } else {
+            self.ly = line;
+            self.mode = 1;
+            self.mode_sources = SRC_VBLANK;
+            self.stage = Stage::VBlank;
+            self.next_event = DOTS_PER_LINE;
+        }
+        self.lyc_match = self.ly == self.lyc;
+        self.update_stat(iflags);
+    }
+
+    /// VBlank entry: publish the frame drawn into the back buffer.
+    fn finish_frame(&mut self) {
+        if self.skip_frame {
+            self.skip_frame = false;
+            self.front.fill(0);
+        } else if self.render {
+            self.front.copy_from_slice(&self.back[..]);
+        }
+        self.frame_completed = true;
+        self.frame_count += 1;
+    }
+
+    #[inline]
+    fn stat_sources(&self) -> u8 {
+        self.mode_sources | if self.lyc_match { SRC_LYC } else { 0 }
+    }
+
+    /// Re-evaluates the STAT line and requests the interrupt on a rising edge.
+    fn update_stat(&mut self, iflags: &mut u8) {
+        if !self.lcd_on() {
+            self.stat_line = false;
+            return;
+        }
+        let level = self.stat_sources() & self.stat_enable != 0;
+        if level && !self.stat_line {
+            *iflags |= STAT;
+        }
+        self.stat_line = level;
+    }
+
+    fn turn_lcd_off(&mut self) {
+        // PyBoy ends a frame when the LCD is switched off or on; the frame loop follows it.
+        self.frame_started = true;
+        self.line = 0;
+        self.ly = 0;
+        self.dot = 0;
+        self.mode = 0;
+        self.mode_sources = 0;
+        self.stage = Stage::OamScan;
+        self.next_event = OAM_SCAN_DOTS;
+        self.stat_line = false;
+        self.sprite_count = 0;
+        self.window_line = 0;
+        self.wy_triggered = false;
+        self.front.fill(0);
+    }
+
+    fn turn_lcd_on(&mut self, iflags: &mut u8) {
+        self.frame_started = true;
+        self.line = 0;
+        self.ly = 0;
+        self.dot = 0;
+        // First line after enabling: no OAM scan period, mode 0 is reported for 80 dots.
+        self.mode = 0;
+        self.mode_sources = 0;
+        self.stage = Stage::OamScan;
+        self.next_event = OAM_SCAN_DOTS;
+        self.window_line = 0;
+        self.wy_triggered = self.wy == 0;
+        self.skip_frame = true;
+        self.lyc_match = self.ly == self.lyc;
+        self.stat_line = false;
+        self.update_stat(iflags);
+    }
+
+    /// Registers 0xFF40..=0xFF4B (0xFF46 and unknown addresses read 0xFF).
+    pub fn read_register(&self, addr: u16) -> u8 {
+        match addr {
+            0xFF40 => self.lcdc,
+            0xFF41 => {
+                let mode = if self.lcd_on() { self.mode } else { 0 };
+                0x80 | self.stat_enable | if self.lyc_match { 0x04 } else { 0 } | mode
+            }
+            0xFF42 => self.scy,
+            0xFF43 => self.scx,
+            0xFF44 => self.ly,
+            0xFF45 => self.lyc,
+            0xFF47 => self.bgp,
+            0xFF48 => self.obp0,
+            0xFF49 => self.obp1,
+            0xFF4A => self.wy,
+            0xFF4B => self.wx,
+            _ => 0xFF,
+        }
+    }
+
+    pub fn write_register(&mut self, addr: u16, value: u8, interrupt_flags: &mut u8) {
+        match addr {
+            0xFF40 => {
+                let was_on = self.lcd_on();
+                self.lcdc = value;
+                match (was_on, self.lcd_on()) {
+                    (true, false) => self.turn_lcd_off(),
+                    (false, true) => self.turn_lcd_on(interrupt_flags),
+                    _ => {}
+                }
+            }
+            0xFF41 => {
+                // DMG bug: for one cycle STAT behaves as if 0xFF had been written.
+                if self.lcd_on() && self.stat_sources() & STAT_ENABLE_MASK != 0 {
+                    if !self.stat_line {
+                        *interrupt_flags |= STAT;
+                    }
+                    self.stat_line = true;
+                }
+                self.stat_enable = value & STAT_ENABLE_MASK;
+                self.update_stat(interrupt_flags);
+            }
+            0xFF42 => self.scy = value,
+            0xFF43 => self.scx = value,
+            0xFF44 => {} // LY is read-only
+            0xFF45 => {
+                self.lyc = value;
+                if self.lcd_on() {
+                    self.lyc_match = self.ly == self.lyc;
+                    self.update_stat(interrupt_flags);
+                }
+            }
+            0xFF47 => self.bgp = value,
+            0xFF48 => self.obp0 = value,
+            0xFF49 => self.obp1 = value,
+            0xFF4A => self.wy = value,
+            0xFF4B => self.wx = value,
+            _ => {}
+        }
+    }
+
+    #[inline]
+    fn vram_blocked(&self) -> bool {
+        self.lcd_on() && self.mode == 3
+    }
+
+    #[inline]
+    fn oam_blocked(&self) -> bool {
+        self.lcd_on() && (self.mode == 2 || self.mode == 3)
+    }
+
+    /// CPU read of VRAM (full address 0x8000..=0x9FFF).
+    pub fn read_vram(&self, addr: u16) -> u8 {
+        if self.vram_blocked() {
+            0xFF
+        } else {
+            self.vram[(addr as usize) & 0x1FFF]
+        }
+    }
+
+    pub fn write_vram(&mut self, addr: u16, value: u8) {
+        if !self.vram_blocked() {
+            self.vram[(addr as usize) & 0x1FFF] = value;
+        }
+    }
+
+    /// CPU read of OAM (full address 0xFE00..=0xFE9F).
+    pub fn read_oam(&self, addr: u16) -> u8 {
+        let index = (addr as usize).wrapping_sub(0xFE00);
+        if self.oam_blocked() || index >= self.oam.len() {
+            0xFF
+        } else {
+            self.oam[index]
+        }
+    }
+
+    pub fn write_oam(&mut self, addr: u16, value: u8) {
+        let index = (addr as usize).wrapping_sub(0xFE00);
+        if !self.oam_blocked() && index < self.oam.len() {
+            self.oam[index] = value;
+        }
+    }
+
+    /// OAM DMA write (not subject to mode blocking).
+    pub fn dma_write_oam(&mut self, index: usize, value: u8) {
+        if let Some(byte) = self.oam.get_mut(index) {
+            *byte = value;
+        }
+    }
+
+    /// Dots until the next stage boundary (the only times the PPU's interrupts or mode change);
+    /// `u32::MAX` while the LCD is off. Lets the bus run the PPU lazily, in catch-up steps.
+    #[inline]
+    pub fn dots_until_next_event(&self) -> u32 {
+        if self.lcd_on() {
+            self.next_event - self.dot
+        } else {
+            u32::MAX
+        }
+    }
+
+    /// True once after line 0 begins (LY wrapped from 153 to 0) or the LCD was switched on or off:
+    /// the frame boundaries PyBoy uses.
+    pub fn take_frame_started(&mut self) -> bool {
+        std::mem::take(&mut self.frame_started)
+    }
+
+    pub fn lcd_is_on(&self) -> bool {
+        self.lcd_on()
+    }
+
+    pub fn set_render(&mut self, render: bool) {
+        self.render = render;
+    }
+
+    pub fn render(&self) -> bool {
+        self.render
+    }
+
+    /// Places a running LCD at `dot` of VBlank line `line` (145..=152), as another boot ROM
+    /// would have left it (see `gameboy::PowerOn::PyBoy`).
+    pub fn set_vblank_position(&mut self, line: u8, dot: u32) -> Result<(), String> {
+        if !(VBLANK_LINE + 1..LAST_LINE).contains(&line) || dot >= DOTS_PER_LINE || !self.lcd_on() {
+            return Err(format!("LCD position line {line} dot {dot} is not inside VBlank lines 145..=152"));
+        }
+        self.line = line;
+        self.ly = line;
+        self.dot = dot;
+        self.stage = Stage::VBlank;
+        self.next_event = DOTS_PER_LINE;
+        self.mode = 1;
+        self.mode_sources = SRC_VBLANK;
+        self.lyc_match = self.ly == self.lyc;
+        self.stat_line = self.stat_sources() & self.stat_enable != 0;
+        Ok(())
+    }
+
+    pub fn take_frame_completed(&mut self) -> bool {
+        std::mem::take(&mut self.frame_completed)
+    }
+
+    pub fn frame_count(&self) -> u64 {
+        self.frame_count
+    }
+
+    /// The last completed frame, DMG shades 0..=3, row-major 144x160.
+    pub fn screen(&self) -> &[u8; SCREEN_WIDTH * SCREEN_HEIGHT] {
+        &self.front
+    }
+
+    #[inline]
+    fn sprite_height(&self) -> u16 {
+        if self.lcdc & LCDC_OBJ_TALL != 0 {
+            16
+        } else {
+            8
+        }
+    }
+
+    /// Picks the first 10 objects (OAM order) covering this line, sorted into drawing priority.
+    fn oam_scan(&mut self) {
+        let height = self.sprite_height();
+        let target = self.line as u16 + 16;
+        let mut count = 0usize;
+        for index in 0..40usize {
+            let base = index * 4;
+            let y = self.oam[base] as u16;
+            if target >= y && target < y + height {
+                self.sprites[count] = LineSprite {
+                    y: self.oam[base],
+                    x: self.oam[base + 1],
+                    tile: self.oam[base + 2],
+                    attr: self.oam[base + 3],
+                    index: index as u8,
+                };
+                count += 1;
+                if count == MAX_LINE_SPRITES {
+                    break;
+                }
+            }
+        }
+        self.sprite_count = count as u8;
+        // Stable: equal X keeps OAM order, so lower index wins ties.
+        self.sprites[..count].sort_by_key(|s| s.x);
+    }
+
+    /// Whether the window is shown on the current line with the current registers.
+    #[inline]
+    fn window_visible(&self) -> bool {
+        self.lcdc & LCDC_WIN_ENABLE != 0 && self.wy_triggered && self.wx <= 166
+    }
+
+    /// Mode 3 duration in dots (see the module docs for the model).
+    fn mode3_length(&self) -> u32 {
+        let mut length = MODE3_BASE_DOTS + (self.scx & 7) as u32;
+        let window = self.window_visible();
+        let window_start = self.wx as i32 - 7;
+        if window {
+            length += 6;
+        }
+        if self.lcdc & LCDC_OBJ_ENABLE == 0 {
+            return length;
+        }
+        let fine_scroll = (self.scx & 7) as i32;
+        let mut seen_bg: u32 = 0;
+        let mut seen_window: u32 = 0;
+        for sprite in &self.sprites[..self.sprite_count as usize] {
+            if sprite.x >= 168 {
+                continue; // never reached by the fetcher
+            }
+            if sprite.x == 0 {
+                length += 11;
+                continue;
+            }
+            let pixel = sprite.x as i32 - 8;
+            let (column, seen) = if window && pixel >= window_start {
+                (pixel - window_start, &mut seen_window)
+            } else {
+                // Tile index counted from the first (partly discarded) fetched tile; -1..=20.
+                (pixel + fine_scroll + 8, &mut seen_bg)
+            };
+            let tile_bit = 1u32 << ((column >> 3) & 31);
+            if *seen & tile_bit == 0 {
+                *seen |= tile_bit;
+                length += (5 - (column & 7)).max(0) as u32;
+            }
+            length += 6;
+        }
+        length
+    }
+
+    /// Color number of pixel `col` (0 = leftmost) from a tile row's two bit planes.
+    #[inline]
+    fn pixel_color(lo: u8, hi: u8, col: u32) -> u8 {
+        let bit = 7 - col;
+        (((hi >> bit) & 1) << 1) | ((lo >> bit) & 1)
+    }
+
+    /// The two bytes of row `row` of BG/window tile `tile` under the current addressing mode.
+    #[inline]
+    fn bg_tile_row(&self, tile: u8, row: usize) -> (u8, u8) {
+        let base = if self.lcdc & LCDC_TILE_DATA != 0 {
+            tile as usize * 16
+        } else {
+            (0x1000i32 + (tile as i8 as i32) * 16) as usize
+        };
+        (self.vram[base + row * 2], self.vram[base + row * 2 + 1])
+    }
+
+    /// Draws line `self.line` into the back buffer.
+    fn render_line(&mut self) {
+        let line = self.line as usize;
+        if line >= SCREEN_HEIGHT {
+            return;
+        }
+        let mut bg = [0u8; SCREEN_WIDTH];
+        let bg_enabled = self.lcdc & LCDC_BG_ENABLE != 0;
+
+        if bg_enabled {
+            let map = if self.lcdc & LCDC_BG_MAP != 0 {
+                0x1C00
+            } else {
+                0x1800
+            };
+            let y = (line + self.scy as usize) & 0xFF;
+            let map_row = map + (y / 8) * 32;
+            let tile_row = y & 7;
+            // 21 tiles cover 160 pixels at any fine scroll; draw them whole, then take the window.
+            let scx = self.scx as usize;
+            let mut strip = [0u8; 21 * 8];
+            for (i, chunk) in strip.chunks_exact_mut(8).enumerate() {
+                let tile = self.vram[map_row + ((scx / 8 + i) & 31)];
+                let (lo, hi) = self.bg_tile_row(tile, tile_row);
+                chunk.copy_from_slice(&tile_row_colors(lo, hi));
+            }
+            bg.copy_from_slice(&strip[scx & 7..(scx & 7) + SCREEN_WIDTH]);
+        }
+
+        if self.window_visible() {
+            if bg_enabled {
+                let map = if self.lcdc & LCDC_WIN_MAP != 0 {
+                    0x1C00
+                } else {
+                    0x1800
+                };
+                let wline = self.window_line as usize;
+                let map_row = map + (wline / 8) * 32;
+                let tile_row = wline & 7;
+                let start = self.wx as i32 - 7;
+                let first = start.max(0) as usize;
+                let mut x = first;
+                while x < SCREEN_WIDTH {
+                    let wxcol = (x as i32 - start) as usize;
+                    let (lo, hi) = self.bg_tile_row(self.vram[map_row + (wxcol / 8)], tile_row);
+                    let colors = tile_row_colors(lo, hi);
+                    let mut col = wxcol & 7;
+                    while col < 8 && x < SCREEN_WIDTH {
+                        bg[x] = colors[col];
+                        col += 1;
+                        x += 1;
+                    }
+                }
+            }
+            // The fetcher ran the window on this line (also with LCDC.0 clear on DMG).
+            self.window_line = self.window_line.wrapping_add(1);
+        }
+
+        // Objects: bits 0-1 color (non-zero when set), plus the palette and priority attributes.
+        let mut obj = [0u8; SCREEN_WIDTH];
+        if self.lcdc & LCDC_OBJ_ENABLE != 0 {
+            let height = self.sprite_height() as i32;
+            for sprite in &self.sprites[..self.sprite_count as usize] {
+                if sprite.x == 0 || sprite.x >= 168 {
+                    continue;
+                }
+                let mut row = line as i32 + 16 - sprite.y as i32;
+                if row < 0 || row >= height {
+                    continue; // height changed since the scan
+                }
+                if sprite.attr & ATTR_Y_FLIP != 0 {
+                    row = height - 1 - row;
+                }
+                let tile = if height == 16 {
+                    (sprite.tile & 0xFE) as usize | (row as usize >> 3)
+                } else {
+                    sprite.tile as usize
+                };
+                let addr = tile * 16 + (row as usize & 7) * 2;
+                let (lo, hi) = (self.vram[addr], self.vram[addr + 1]);
+                let left = sprite.x as i32 - 8;
+                for col in 0..8i32 {
+                    let sx = left + col;
+                    if !(0..SCREEN_WIDTH as i32).contains(&sx) || obj[sx as usize] != 0 {
+                        continue;
+                    }
+                    let src_col = if sprite.attr & ATTR_X_FLIP != 0 {
+                        7 - col
+                    } else {
+                        col
+                    };
+                    let color = Self::pixel_color(lo, hi, src_col as u32);
+                    if color != 0 {
+                        obj[sx as usize] = color | (sprite.attr & (ATTR_BEHIND_BG | ATTR_PALETTE));
+                    }
+                }
+            }
+        }
+
+        let (bgp, obp0, obp1) = (self.bgp, self.obp0, self.obp1);
+        let out = &mut self.back[line * SCREEN_WIDTH..(line + 1) * SCREEN_WIDTH];
+        for x in 0..SCREEN_WIDTH {
+            let bgc = bg[x];
+            let o = obj[x];
+            out[x] = if o != 0 && (o & ATTR_BEHIND_BG == 0 || bgc == 0) {
+                let palette = if o & ATTR_PALETTE != 0 { obp1 } else { obp0 };
+                (palette >> ((o & 3) * 2)) & 3
+            } else {
+                (bgp >> (bgc * 2)) & 3
+            };
+        }
+    }
+
+    pub fn save(&self, w: &mut StateWriter) {
+        w.u32(STATE_TAG);
+        w.bytes(&self.vram);
+        w.bytes(&self.oam);
+        for v in [
+            self.lcdc,
+            self.stat_enable,
+            self.scy,
+            self.scx,
+            self.lyc,
+            self.bgp,
+            self.obp0,
+            self.obp1,
+            self.wy,
+            self.wx,
+            self.line,
+            self.ly,
+        ] {
+            w.u8(v);
+        }
+        w.u32(self.dot);
+        w.u32(self.next_event);
+        w.u8(self.stage as u8);
+        w.u8(self.mode);
+        w.u8(self.mode_sources);
+        w.bool(self.lyc_match);
+        w.bool(self.stat_line);
+        w.u8(self.sprite_count);
+        for s in &self.sprites {
+            w.u8(s.y);
+            w.u8(s.x);
+            w.u8(s.tile);
+            w.u8(s.attr);
+            w.u8(s.index);
+        }
+        w.u8(self.window_line);
+        w.bool(self.wy_triggered);
+        w.bool(self.skip_frame);
+        w.bool(self.frame_completed);
+        w.u64(self.frame_count);
+        w.bytes(&self.back[..]);
+        w.bytes(&self.front[..]);
+    }
+
+    /// Restores a state written by `save`; on error `self` is left unchanged.
+    pub fn load(&mut self, r: &mut StateReader) -> Result<(), StateError> {
+        let bad = |what: &str| StateError(format!("ppu: {what}"));
+        if r.u32()? != STATE_TAG {
+            return Err(bad("missing section tag"));
+        }
+        let mut p = Ppu::new();
+        r.bytes_into(&mut p.vram)?;
+        r.bytes_into(&mut p.oam)?;
+        p.lcdc = r.u8()?;
+        p.stat_enable = r.u8()? & STAT_ENABLE_MASK;
+        p.scy = r.u8()?;
+        p.scx = r.u8()?;
+        p.lyc = r.u8()?;
+        p.bgp = r.u8()?;
+        p.obp0 = r.u8()?;
+        p.obp1 = r.u8()?;
+        p.wy = r.u8()?;
+        p.wx = r.u8()?;
+        p.line = r.u8()?;
+        p.ly = r.u8()?;
+        p.dot = r.u32()?;
+        p.next_event = r.u32()?;
+        p.stage = Stage::from_u8(r.u8()?).ok_or_else(|| bad("bad stage"))?;
+        p.mode = r.u8()?;
+        p.mode_sources = r.u8()?;
+        p.lyc_match = r.bool()?;
+        p.stat_line = r.bool()?;
+        p.sprite_count = r.u8()?;
+        for s in p.sprites.iter_mut() {
+            s.y = r.u8()?;
+            s.x = r.u8()?;
+            s.tile = r.u8()?;
+            s.attr = r.u8()?;
+            s.index = r.u8()?;
+        }
+        p.window_line = r.u8()?;
+        p.wy_triggered = r.bool()?;
+        p.skip_frame = r.bool()?;
+        p.frame_completed = r.bool()?;
+        p.frame_count = r.u64()?;
+        r.bytes_into(&mut p.back[..])?;
+        r.bytes_into(&mut p.front[..])?;
+
+        if p.line > LAST_LINE
+            || p.mode > 3
+            || p.sprite_count as usize > MAX_LINE_SPRITES
+            || p.next_event > DOTS_PER_LINE
+            || p.dot >= p.next_event
+        {
+            return Err(bad("inconsistent timing fields"));
+        }
+        p.render = self.render;
+        *self = p;
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const FRAME_DOTS: u32 = 70224;
+
+    /// A PPU at line 0, dot 0 of a displayed frame (LCD on, default registers, BGP=0xE4).
+    fn frame_start() -> (Ppu, u8) {
+        let mut p = Ppu::new();
+        let mut iflags = 0u8;
+        p.tick(DOTS_PER_LINE - BOOT_DOT, &mut iflags);
+        assert_eq!((p.line, p.dot), (0, 0));
+        p.write_register(0xFF47, 0xE4, &mut iflags);
+        p.write_register(0xFF48, 0xE4, &mut iflags);
+        p.write_register(0xFF49, 0x1B, &mut iflags);
+        (p, 0)
+    }
+
+    fn mode(p: &Ppu) -> u8 {
+        p.read_register(0xFF41) & 3
+    }
+
+    fn run(p: &mut Ppu, dots: u32, iflags: &mut u8) {
+        for _ in 0..dots / 4 {
+            p.tick(4, iflags);
+        }
+        p.tick(dots % 4, iflags);
+    }
+
+    fn px(p: &Ppu, x: usize, y: usize) -> u8 {
+        p.screen()[y * SCREEN_WIDTH + x]
+    }
+
+    /// Tile `index` (0x8000 addressing) filled with color `color`.
+    fn solid_tile(p: &mut Ppu, index: usize, color: u8) {
+        let lo = if color & 1 != 0 { 0xFF } else { 0 };
+        let hi = if color & 2 != 0 { 0xFF } else { 0 };
+        for row in 0..8 {
+            p.vram[index * 16 + row * 2] = lo;
+            p.vram[index * 16 + row * 2 + 1] = hi;
+        }
+    }
+
+    fn set_sprite(p: &mut Ppu, n: usize, y: u8, x: u8, tile: u8, attr: u8) {
+        p.oam[n * 4..n * 4 + 4].copy_from_slice(&[y, x, tile, attr]);
+    }
+
+    /// Mode of every dot of the current line, starting at dot 0.
+    fn line_modes(p: &mut Ppu, iflags: &mut u8) -> Vec<u8> {
+        let mut modes = Vec::new();
+        for _ in 0..DOTS_PER_LINE {
+            modes.push(mode(p));
+            p.tick(1, iflags);
+        }
+        modes
+    }
+
+    fn run_lengths(modes: &[u8]) -> Vec<(u8, usize)> {
+        let mut out: Vec<(u8, usize)> = Vec::new();
+        for &m in modes {
+            match out.last_mut() {
+                Some((last, n)) if *last == m => *n += 1,
+                _ => out.push((m, 1)),
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn boot_state() {
+        let p = Ppu::new();
+        assert_eq!(p.read_register(0xFF40), 0x91);
+        assert_eq!(p.read_register(0xFF41), 0x85);
+        assert_eq!(p.read_register(0xFF44), 0);
+        assert_eq!(p.read_register(0xFF47), 0xFC);
+        assert_eq!(p.read_register(0xFF48), 0xFF);
+        assert_eq!(p.read_register(0xFF49), 0xFF);
+        assert_eq!(p.read_register(0xFF4A), 0);
+        assert_eq!(p.read_register(0xFF4B), 0);
+        assert_eq!(p.frame_count(), 0);
+        assert!(p.screen().iter().all(|&s| s == 0));
+    }
+
+    #[test]
+    fn mode_sequence_and_durations() {
+        let (mut p, mut iflags) = frame_start();
+        assert_eq!(
+            run_lengths(&line_modes(&mut p, &mut iflags)),
+            vec![(2, 80), (3, 172), (0, 204)]
+        );
+
+        // SCX % 8 lengthens mode 3.
+        p.write_register(0xFF43, 0x13, &mut iflags);
+        assert_eq!(
+            run_lengths(&line_modes(&mut p, &mut iflags)),
+            vec![(2, 80), (3, 175), (0, 201)]
+        );
+        p.write_register(0xFF43, 0, &mut iflags);
+
+        // One tile-aligned object: 6 + 5 dots. Line 2 is now current.
+        p.write_register(0xFF40, 0x91 | LCDC_OBJ_ENABLE, &mut iflags);
+        set_sprite(&mut p, 0, 16, 8, 0, 0);
+        assert_eq!(
+            run_lengths(&line_modes(&mut p, &mut iflags)),
+            vec![(2, 80), (3, 183), (0, 193)]
+        );
+        // A second object in the same tile, 3 pixels further: only the flat 6 dots.
+        set_sprite(&mut p, 1, 16, 11, 0, 0);
+        assert_eq!(
+            run_lengths(&line_modes(&mut p, &mut iflags)),
+            vec![(2, 80), (3, 189), (0, 187)]
+        );
+        // Objects off: no penalty.
+        p.write_register(0xFF40, 0x91, &mut iflags);
+        assert_eq!(
+            run_lengths(&line_modes(&mut p, &mut iflags)),
+            vec![(2, 80), (3, 172), (0, 204)]
+        );
+    }
+
+    #[test]
+    fn mode3_length_is_bounded_with_ten_sprites_and_window() {
+        let (mut p, mut iflags) = frame_start();
+        for n in 0..40 {
+            set_sprite(&mut p, n, 16, 0, 0, 0); // X=0: 11 dots each, only 10 counted
+        }
+        p.write_register(0xFF43, 7, &mut iflags);
+        p.write_register(
+            0xFF40,
+            0x91 | LCDC_OBJ_ENABLE | LCDC_WIN_ENABLE,
+            &mut iflags,
+        );
+        p.write_register(0xFF4B, 7, &mut iflags);
+        // WY=0 latched at line 0 start already.
+        let runs = run_lengths(&line_modes(&mut p, &mut iflags));
+        assert_eq!(
+            runs,
+            vec![(2, 80), (3, 172 + 7 + 6 + 110), (0, 456 - 80 - 295)]
+        );
+    }
+
+    #[test]
+    fn ly_increments_every_line_and_wraps() {
+        let (mut p, mut iflags) = frame_start();
+        for expected in 0..153u8 {
+            assert_eq!(p.read_register(0xFF44), expected);
+            run(&mut p, DOTS_PER_LINE, &mut iflags);
+        }
+        // Line 153: LY reads 153 only for its first 4 dots.
+        assert_eq!(p.read_register(0xFF44), 153);
+        assert_eq!(mode(&p), 1);
+        run(&mut p, 3, &mut iflags);
+        assert_eq!(p.read_register(0xFF44), 153);
+        run(&mut p, 1, &mut iflags);
+        assert_eq!(p.read_register(0xFF44), 0);
+        assert_eq!(mode(&p), 1);
+        run(&mut p, DOTS_PER_LINE - 4, &mut iflags);
+        assert_eq!(p.read_register(0xFF44), 0);
+        assert_eq!(mode(&p), 2);
+        assert_eq!((p.line, p.dot), (0, 0));
+        // A whole frame in one call lands on the same point.
+        p.tick(FRAME_DOTS, &mut iflags);
+        assert_eq!((p.line, p.dot), (0, 0));
+        p.tick(FRAME_DOTS - 1, &mut iflags);
+        assert_eq!((p.line, p.dot), (153, 455));
+        // LY is read-only.
+        p.write_register(0xFF44, 77, &mut iflags);
+        assert_eq!(p.read_register(0xFF44), 0);
+    }
+
+    #[test]
+    fn ly_shows_next_line_in_last_4_dots_but_lyc_matches_at_line_start() {
+        let (mut p, mut iflags) = frame_start();
+        p.write_register(0xFF45, 1, &mut iflags);
+        p.write_register(0xFF41, 0x40, &mut iflags);
+        iflags = 0;
+        run(&mut p, DOTS_PER_LINE - 4, &mut iflags);
+        assert_eq!(p.read_register(0xFF44), 1);
+        assert_eq!(p.read_register(0xFF41) & 0x04, 0);
+        assert_eq!(iflags, 0);
+        run(&mut p, 4, &mut iflags);
+        assert_eq!(p.read_register(0xFF41) & 0x04, 0x04);
+        assert_eq!(iflags, STAT);
+    }
+
+    #[test]
+    fn vblank_once_per_frame_at_ly_144() {
+        let (mut p, mut iflags) = frame_start();
+        let mut requests = 0;
+        for _ in 0..3 * FRAME_DOTS / 4 {
+            p.tick(4, &mut iflags);
+            if iflags & VBLANK != 0 {
+                requests += 1;
+                assert_eq!(p.read_register(0xFF44), 144);
+                assert_eq!(p.dot, 0);
+                assert_eq!(mode(&p), 1);
+                assert!(p.take_frame_completed());
+                assert!(!p.take_frame_completed());
+                iflags = 0;
+            }
+        }
+        assert_eq!(requests, 3);
+        assert_eq!(p.frame_count(), 3);
+    }
+
+    #[test]
+    fn lyc_coincidence_and_rising_edge_only() {
+        let (mut p, mut iflags) = frame_start();
+        p.write_register(0xFF45, 5, &mut iflags);
+        // Writing STAT in mode 2 triggers the DMG write bug (mode 2 source is active).
+        p.write_register(0xFF41, 0x40, &mut iflags);
+        assert_eq!(iflags, STAT);
+        iflags = 0;
+        assert_eq!(p.read_register(0xFF41) & 0x04, 0);
+        run(&mut p, 5 * DOTS_PER_LINE - 4, &mut iflags);
+        assert_eq!(iflags & STAT, 0);
+        run(&mut p, 4, &mut iflags);
+        assert_eq!(p.read_register(0xFF44), 5);
+        assert_eq!(p.read_register(0xFF41), 0x80 | 0x40 | 0x04 | 2);
+        assert_eq!(iflags & STAT, STAT);
+        iflags = 0;
+        // The line stays high during all of LY=5: no second request, even when HBlank begins
+        // with its source enabled too (STAT IRQ blocking).
+        p.write_register(0xFF41, 0x48, &mut iflags);
+        assert_eq!(iflags, 0, "no new edge while the line is already high");
+        run(&mut p, DOTS_PER_LINE - 4, &mut iflags);
+        assert_eq!(iflags & STAT, 0);
+        // Line 6: LYC drops, mode 2 is not enabled -> line low; HBlank of line 6 is a new edge.
+        run(&mut p, 4, &mut iflags);
+        assert_eq!(p.read_register(0xFF41) & 0x04, 0);
+        run(&mut p, 80 + 172 - 4, &mut iflags);
+        assert_eq!(iflags & STAT, 0);
+        run(&mut p, 4, &mut iflags);
+        assert_eq!(iflags & STAT, STAT);
+    }
+
+    #[test]
+    fn lyc_write_matches_immediately() {
+        let (mut p, mut iflags) = frame_start();
+        run(&mut p, 3 * DOTS_PER_LINE + 100, &mut iflags);
+        p.write_register(0xFF41, 0x40, &mut iflags);
+        iflags = 0;
+        p.write_register(0xFF45, 3, &mut iflags);
+        assert_eq!(p.read_register(0xFF41) & 0x04, 0x04);
+        assert_eq!(iflags, STAT);
+    }
+
+    #[test]
+    fn stat_mode_interrupt_counts_per_frame() {
+        // Mode 2 source only: one per visible line plus the DMG one at LY=144.
+        let (mut p, mut iflags) = frame_start();
+        p.write_register(0xFF41, 0x20, &mut iflags);
+        iflags = 0;
+        let mut count = 0;
+        let mut at_144 = false;
+        for _ in 0..FRAME_DOTS / 4 {
+            p.tick(4, &mut iflags);
+            if iflags & STAT != 0 {
+                count += 1;
+                at_144 |= p.read_register(0xFF44) == 144;
+                iflags &= !STAT;
+            }
+        }
+        assert_eq!(count, 145);
+        assert!(at_144);
+
+        // Mode 0 source: one per visible line. Mode 1 source: one per frame.
+        for (enable, expected) in [(0x08u8, 144), (0x10, 1)] {
+            let (mut p, mut iflags) = frame_start();
+            p.write_register(0xFF41, enable, &mut iflags);
+            iflags = 0;
+            let mut count = 0;
+            for _ in 0..FRAME_DOTS / 4 {
+                p.tick(4, &mut iflags);
+                if iflags & STAT != 0 {
+                    count += 1;
+                    iflags &= !STAT;
+                }
+            }
+            assert_eq!(count, expected, "enable {enable:#x}");
+        }
+    }
+
+    #[test]
+    fn lyc_zero_matches_from_line_153() {
+        let (mut p, mut iflags) = frame_start();
+        p.write_register(0xFF41, 0x40, &mut iflags); // LY=LYC=0 now: write glitch + edge
+        run(&mut p, 10 * DOTS_PER_LINE, &mut iflags);
+        iflags = 0;
+        let mut hits = Vec::new();
+        for _ in 0..FRAME_DOTS / 4 {
+            p.tick(4, &mut iflags);
+            if iflags & STAT != 0 {
+                hits.push((p.line, p.dot));
+                iflags = 0;
+            }
+        }
+        assert_eq!(hits, vec![(153, 4)]);
+    }
+
+    #[test]
+    fn stat_write_bug_requests_interrupt() {
+        let (mut p, mut iflags) = frame_start();
+        run(&mut p, 300, &mut iflags); // HBlank of line 0, LYC=0 matches too
+        assert_eq!(mode(&p), 0);
+        iflags = 0;
+        p.write_register(0xFF41, 0x00, &mut iflags);
+        assert_eq!(iflags, STAT);
+        // During mode 3 with LY != LYC nothing is active: no spurious interrupt.
+        p.write_register(0xFF45, 99, &mut iflags);
+        run(&mut p, 456 - 300 + 100, &mut iflags);
+        assert_eq!(mode(&p), 3);
+        iflags = 0;
+        p.write_register(0xFF41, 0x00, &mut iflags);
+        assert_eq!(iflags, 0);
+        // Bits 0-2 are read-only, bit 7 reads 1.
+        p.write_register(0xFF41, 0xFF, &mut iflags);
+        assert_eq!(p.read_register(0xFF41), 0xFB);
+    }
+
+    #[test]
+    fn vram_and_oam_access_blocking() {
+        let (mut p, mut iflags) = frame_start();
+        // Mode 2: VRAM free, OAM blocked.
+        p.write_vram(0x8010, 0x5A);
+        assert_eq!(p.read_vram(0x8010), 0x5A);
+        p.write_oam(0xFE00, 0x11);
+        assert_eq!(p.read_oam(0xFE00), 0xFF);
+        assert_eq!(p.oam[0], 0);
+        // Mode 3: both blocked.
+        run(&mut p, 100, &mut iflags);
+        assert_eq!(mode(&p), 3);
+        assert_eq!(p.read_vram(0x8010), 0xFF);
+        p.write_vram(0x8010, 0x33);
+        assert_eq!(p.vram[0x10], 0x5A);
+        assert_eq!(p.read_oam(0xFE00), 0xFF);
+        // DMA writes are never blocked.
+        p.dma_write_oam(0, 0x42);
+        assert_eq!(p.oam[0], 0x42);
+        // Mode 0: both free.
+        run(&mut p, 200, &mut iflags);
+        assert_eq!(mode(&p), 0);
+        assert_eq!(p.read_vram(0x8010), 0x5A);
+        p.write_oam(0xFE01, 0x24);
+        assert_eq!(p.read_oam(0xFE00), 0x42);
+        assert_eq!(p.read_oam(0xFE01), 0x24);
+        assert_eq!(p.read_oam(0xFEA0), 0xFF);
+        // Mode 1: both free.
+        run(&mut p, 150 * DOTS_PER_LINE, &mut iflags);
+        assert_eq!(mode(&p), 1);
+        p.write_vram(0x9FFF, 7);
+        assert_eq!(p.read_vram(0x9FFF), 7);
+    }
+
+    #[test]
+    fn renders_a_background_tile() {
+        let (mut p, mut iflags) = frame_start();
+        // Tile 1: row r has lo=0xF0, hi=0x3C -> colors 1 1 3 3 2 2 0 0.
+        for row in 0..8 {
+            p.vram[16 + row * 2] = 0xF0;
+            p.vram[16 + row * 2 + 1] = 0x3C;
+        }
+        p.vram[0x1800] = 1; // map (0,0)
+        p.vram[0x1800 + 32 + 2] = 1; // map (2,1)
+        p.write_register(0xFF47, 0xE4, &mut iflags);
+        run(&mut p, FRAME_DOTS, &mut iflags);
+        let row: Vec<u8> = (0..10).map(|x| px(&p, x, 3)).collect();
+        assert_eq!(row, vec![1, 1, 3, 3, 2, 2, 0, 0, 0, 0]);
+        assert_eq!(px(&p, 16, 8), 1);
+        assert_eq!(px(&p, 19, 15), 3);
+        assert_eq!(px(&p, 20, 15), 2);
+        assert_eq!(px(&p, 0, 8), 0);
+
+        // Palette mapping and scrolling: SCX=2, SCY=8, BGP inverted.
+        p.write_register(0xFF43, 2, &mut iflags);
+        p.write_register(0xFF42, 8, &mut iflags);
+        p.write_register(0xFF47, 0x1B, &mut iflags);
+        run(&mut p, FRAME_DOTS, &mut iflags);
+        assert_eq!(px(&p, 14, 0), 3 - 1); // map (2,1) pixel 0 -> color 1 -> shade 2
+        assert_eq!(px(&p, 16, 0), 3 - 3);
+        assert_eq!(px(&p, 0, 0), 3);
+
+        // Signed addressing (LCDC.4 = 0) and the 0x9C00 map (LCDC.3 = 1).
+        for row in 0..8 {
+            p.vram[0x0800 + row * 2] = 0xFF; // tile 0x80 at 0x8800: color 1
+            p.vram[0x1000 + row * 2 + 1] = 0xFF; // tile 0x00 at 0x9000: color 2
+        }
+        p.write_register(0xFF42, 0, &mut iflags);
+        p.write_register(0xFF43, 0, &mut iflags);
+        p.write_register(0xFF47, 0xE4, &mut iflags);
+        p.vram[0x1C00] = 0x80;
+        p.write_register(0xFF40, 0x81 | LCDC_BG_MAP, &mut iflags);
+        run(&mut p, FRAME_DOTS, &mut iflags);
+        assert_eq!(px(&p, 0, 0), 1);
+        assert_eq!(px(&p, 8, 0), 2);
+    }
+
+    #[test]
+    fn window_line_counter_skips_hidden_lines() {
+        let (mut p, mut iflags) = frame_start();
+        solid_tile(&mut p, 1, 1);
+        solid_tile(&mut p, 2, 2);
+        solid_tile(&mut p, 3, 3);
+        for col in 0..32 {
+            p.vram[0x1C00 + col] = 1; // window map row 0
+            p.vram[0x1C00 + 32 + col] = 2; // row 1
+            p.vram[0x1C00 + 64 + col] = 3; // row 2
+        }
+        p.write_register(0xFF40, 0x91 | LCDC_WIN_ENABLE | LCDC_WIN_MAP, &mut iflags);
+        p.write_register(0xFF4A, 0, &mut iflags);
+        for line in 0..144u32 {
+            // Window shown on lines 0-7, hidden on 8-15 (WX off screen), shown from 16 on with WX=15.
+            let wx = match line {
+                0..=7 => 7,
+                8..=15 => 200,
+                _ => 15,
+            };
+            p.write_register(0xFF4B, wx, &mut iflags);
+            run(&mut p, DOTS_PER_LINE, &mut iflags);
+        }
+        run(&mut p, FRAME_DOTS - 144 * DOTS_PER_LINE, &mut iflags);
+        assert_eq!(px(&p, 0, 0), 1);
+        assert_eq!(px(&p, 159, 7), 1);
+        assert_eq!(px(&p, 0, 8), 0, "window hidden: background (tile 0)");
+        // Line 16 shows window line 8 (map row 1), not line 16 (map row 2).
+        assert_eq!(px(&p, 7, 16), 0, "left of WX-7 is background");
+        assert_eq!(px(&p, 8, 16), 2);
+        assert_eq!(px(&p, 8, 23), 2);
+        assert_eq!(px(&p, 8, 24), 3);
+
+        // WY latch: window starts at the line equal to WY.
+        p.write_register(0xFF4A, 100, &mut iflags);
+        p.write_register(0xFF4B, 7, &mut iflags);
+        // The current frame latched WY=0 at its line 0 already; the next one uses WY=100.
+        run(&mut p, 2 * FRAME_DOTS, &mut iflags);
+        assert_eq!(px(&p, 0, 99), 0);
+        assert_eq!(px(&p, 0, 100), 1);
+        assert_eq!(px(&p, 0, 108), 2);
+    }
+
+    #[test]
+    fn sprite_priority_lower_x_then_lower_index() {
+        let (mut p, mut iflags) = frame_start();
+        solid_tile(&mut p, 1, 1);
+        solid_tile(&mut p, 2, 2);
+        solid_tile(&mut p, 3, 3);
+        p.write_register(0xFF40, 0x91 | LCDC_OBJ_ENABLE, &mut iflags);
+        // OAM 0 at X=20 (screen 12..19) color 1; OAM 1 at X=16 (screen 8..15) color 2.
+        set_sprite(&mut p, 0, 16, 20, 1, 0);
+        set_sprite(&mut p, 1, 16, 16, 2, 0);
+        // Same X: OAM 2 (color 3) beats OAM 3 (color 1).
+        set_sprite(&mut p, 2, 40, 50, 3, 0);
+        set_sprite(&mut p, 3, 40, 50, 1, 0);
+        run(&mut p, FRAME_DOTS, &mut iflags);
+        let row: Vec<u8> = (6..22).map(|x| px(&p, x, 0)).collect();
+        assert_eq!(row, vec![0, 0, 2, 2, 2, 2, 2, 2, 2, 2, 1, 1, 1, 1, 0, 0]);
+        assert_eq!(px(&p, 42, 24), 3);
+        assert_eq!(px(&p, 49, 31), 3);
+        // OBP1 via attribute bit 4 (OBP1 = 0x1B maps color 3 -> shade 0, color 2 -> shade 1).
+        set_sprite(&mut p, 1, 16, 16, 2, ATTR_PALETTE);
+        // X flip on a tile whose left half is color 1 and right half transparent.
+        for row in 0..8 {
+            p.vram[4 * 16 + row * 2] = 0xF0;
+            p.vram[4 * 16 + row * 2 + 1] = 0;
+        }
+        set_sprite(&mut p, 4, 100, 80, 4, 0);
+        set_sprite(&mut p, 5, 110, 80, 4, ATTR_X_FLIP);
+        run(&mut p, FRAME_DOTS, &mut iflags);
+        assert_eq!(px(&p, 8, 0), 1);
+        assert_eq!((px(&p, 72, 84), px(&p, 79, 84)), (1, 0));
+        assert_eq!((px(&p, 72, 94), px(&p, 79, 94)), (0, 1));
+        // Objects disabled: nothing drawn.
+        p.write_register(0xFF40, 0x91, &mut iflags);
+        run(&mut p, FRAME_DOTS, &mut iflags);
+        assert!(p.screen().iter().all(|&s| s == 0));
+    }
+
+    #[test]
+    fn ten_sprites_per_line_in_oam_order_and_hidden_x0() {
+        let (mut p, mut iflags) = frame_start();
+        solid_tile(&mut p, 1, 3);
+        p.write_register(0xFF40, 0x91 | LCDC_OBJ_ENABLE, &mut iflags);
+        // Index 0 is at X=0 (off screen) but still uses a slot; 1..=9 visible; 10 and 11 dropped.
+        set_sprite(&mut p, 0, 16, 0, 1, 0);
+        for n in 1..12 {
+            set_sprite(&mut p, n, 16, (8 + 12 * n) as u8, 1, 0);
+        }
+        run(&mut p, FRAME_DOTS, &mut iflags);
+        for n in 1..10 {
+            assert_eq!(px(&p, 12 * n, 0), 3, "sprite {n}");
+        }
+        assert_eq!(px(&p, 120, 0), 0, "11th sprite on the line is dropped");
+        assert_eq!(px(&p, 132, 0), 0);
+        assert_eq!(px(&p, 0, 0), 0);
+    }
+
+    #[test]
+    fn tall_sprites() {
+        let (mut p, mut iflags) = frame_start();
+        solid_tile(&mut p, 2, 1);
+        solid_tile(&mut p, 3, 2);
+        solid_tile(&mut p, 4, 3);
+        p.write_register(0xFF40, 0x91 | LCDC_OBJ_ENABLE | LCDC_OBJ_TALL, &mut iflags);
+        set_sprite(&mut p, 0, 16, 8, 3, 0); // tile 3 & 0xFE = 2 on top, 3 below
+        set_sprite(&mut p, 1, 16, 20, 2, ATTR_Y_FLIP);
+        set_sprite(&mut p, 2, 60, 40, 3, 0);
+        run(&mut p, FRAME_DOTS, &mut iflags);
+        assert_eq!(px(&p, 0, 0), 1);
+        assert_eq!(px(&p, 7, 7), 1);
+        assert_eq!(px(&p, 0, 8), 2);
+        assert_eq!(px(&p, 0, 15), 2);
+        assert_eq!(px(&p, 0, 16), 0);
+        // Y flip swaps the halves.
+        assert_eq!(px(&p, 12, 0), 2);
+        assert_eq!(px(&p, 12, 15), 1);
+        // Partly above the line start: Y=60 -> screen rows 44..59.
+        assert_eq!(px(&p, 32, 43), 0);
+        assert_eq!(px(&p, 32, 44), 1);
+        assert_eq!(px(&p, 32, 59), 2);
+    }
+
+    #[test]
+    fn bg_over_obj_priority() {
+        let (mut p, mut iflags) = frame_start();
+        solid_tile(&mut p, 1, 1);
+        solid_tile(&mut p, 2, 3);
+        p.vram[0x1800 + 1] = 1; // BG tile at screen x 8..15 has color 1
+        p.write_register(0xFF40, 0x91 | LCDC_OBJ_ENABLE, &mut iflags);
+        // BGP maps color 1 to shade 0: priority must use the color number, not the shade.
+        p.write_register(0xFF47, 0xE0, &mut iflags);
+        set_sprite(&mut p, 0, 16, 12, 2, ATTR_BEHIND_BG); // screen 4..11
+        run(&mut p, FRAME_DOTS, &mut iflags);
+        let row: Vec<u8> = (3..13).map(|x| px(&p, x, 0)).collect();
+        assert_eq!(row, vec![0, 3, 3, 3, 3, 0, 0, 0, 0, 0]);
+
+        // A higher-priority behind-BG object also hides a lower-priority one under it.
+        set_sprite(&mut p, 1, 16, 14, 2, 0); // screen 6..13, higher X -> lower priority
+        run(&mut p, FRAME_DOTS, &mut iflags);
+        let row: Vec<u8> = (3..15).map(|x| px(&p, x, 0)).collect();
+        assert_eq!(row, vec![0, 3, 3, 3, 3, 0, 0, 0, 0, 3, 3, 0]);
+
+        // LCDC.0 clear: BG is color 0 (BGP entry 0) and objects show everywhere.
+        p.write_register(0xFF47, 0xE4, &mut iflags);
+        p.write_register(0xFF40, 0x90 | LCDC_OBJ_ENABLE, &mut iflags);
+        run(&mut p, FRAME_DOTS, &mut iflags);
+        let row: Vec<u8> = (3..15).map(|x| px(&p, x, 0)).collect();
+        assert_eq!(row, vec![0, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 0]);
+    }
+
+    #[test]
+    fn lcd_off_and_on() {
+        let (mut p, mut iflags) = frame_start();
+        solid_tile(&mut p, 0, 2);
+        run(&mut p, FRAME_DOTS, &mut iflags);
+        assert_eq!(px(&p, 50, 50), 2);
+        assert!(p.take_frame_completed());
+        run(&mut p, 30 * DOTS_PER_LINE + 100, &mut iflags);
+        p.write_register(0xFF41, 0x78, &mut iflags);
+        iflags = 0;
+
+        p.write_register(0xFF40, 0x11, &mut iflags);
+        assert_eq!(p.read_register(0xFF44), 0);
+        assert_eq!(p.read_register(0xFF41) & 3, 0);
+        assert!(p.screen().iter().all(|&s| s == 0), "blank while off");
+        run(&mut p, 3 * FRAME_DOTS, &mut iflags);
+        assert_eq!(iflags, 0);
+        assert_eq!(p.read_register(0xFF44), 0);
+        assert!(!p.take_frame_completed());
+        let frames = p.frame_count();
+        p.write_vram(0x8000, 0x12);
+        assert_eq!(p.read_vram(0x8000), 0x12);
+        p.write_oam(0xFE00, 0x34);
+        assert_eq!(p.read_oam(0xFE00), 0x34);
+        p.write_vram(0x8000, 0);
+        p.write_oam(0xFE00, 0);
+
+        // Back on: mode 0 (not an HBlank interrupt) for 80 dots, then mode 3.
+        p.write_register(0xFF41, 0x08, &mut iflags);
+        p.write_register(0xFF40, 0x91, &mut iflags);
+        assert_eq!(iflags, 0);
+        assert_eq!(p.read_register(0xFF44), 0);
+        let runs = run_lengths(&line_modes(&mut p, &mut iflags));
+        assert_eq!(runs, vec![(0, 80), (3, 172), (0, 204)]);
+        assert_eq!(p.read_register(0xFF44), 1);
+        // The first frame after enabling stays blank; the next one is shown.
+        run(&mut p, FRAME_DOTS - DOTS_PER_LINE, &mut iflags);
+        assert_eq!(p.frame_count(), frames + 1);
+        assert!(p.take_frame_completed());
+        assert!(p.screen().iter().all(|&s| s == 0));
+        run(&mut p, FRAME_DOTS, &mut iflags);
+        assert_eq!(p.frame_count(), frames + 2);
+        assert!(p.screen().iter().all(|&s| s == 2));
+    }
+
+    #[test]
+    fn save_load_round_trip_continues_identically() {
+        let (mut p, mut iflags) = frame_start();
+        solid_tile(&mut p, 1, 3);
+        p.vram[0x1800 + 5] = 1;
+        p.write_register(0xFF40, 0xB3, &mut iflags);
+        p.write_register(0xFF41, 0x68, &mut iflags);
+        p.write_register(0xFF45, 77, &mut iflags);
+        p.write_register(0xFF4A, 30, &mut iflags);
+        p.write_register(0xFF4B, 50, &mut iflags);
+        set_sprite(&mut p, 0, 60, 30, 1, 0);
+        run(&mut p, FRAME_DOTS + 40 * DOTS_PER_LINE + 123, &mut iflags);
+
+        let mut w = StateWriter::new();
+        p.save(&mut w);
+        let data = w.finish();
+        let mut q = Ppu::new();
+        let mut r = StateReader::new(&data).unwrap();
+        q.load(&mut r).unwrap();
+        r.finish().unwrap();
+
+        let (mut if_p, mut if_q) = (0u8, 0u8);
+        for step in 0..2 * FRAME_DOTS / 4 {
+            p.tick(4, &mut if_p);
+            q.tick(4, &mut if_q);
+            assert_eq!(if_p, if_q, "step {step}");
+            if_p = 0;
+            if_q = 0;
+            if step % 97 == 0 {
+                for addr in 0xFF40..=0xFF4B {
+                    assert_eq!(p.read_register(addr), q.read_register(addr));
+                }
+                assert_eq!(p.read_vram(0x8010), q.read_vram(0x8010));
+                assert_eq!(p.read_oam(0xFE00), q.read_oam(0xFE00));
+            }
+        }
+        assert_eq!(p.frame_count(), q.frame_count());
+        assert_eq!(p.screen()[..], q.screen()[..]);
+        assert!(p.screen().contains(&3));
+
+        // Saving again gives the same bytes.
+        let (mut wp, mut wq) = (StateWriter::new(), StateWriter::new());
+        p.save(&mut wp);
+        q.save(&mut wq);
+        assert_eq!(wp.finish(), wq.finish());
+    }
+
+    #[test]
+    fn load_of_truncated_state_errors() {
+        let (p, _) = frame_start();
+        let mut w = StateWriter::new();
+        p.save(&mut w);
+        let full = w.finish();
+        assert!(StateReader::new(&full[..full.len() - 10]).is_err());
+
+        // A well-formed stream that holds only part of the PPU's fields.
+        let mut w = StateWriter::new();
+        w.u32(STATE_TAG);
+        w.bytes(&p.vram);
+        w.bytes(&p.oam);
+        w.u8(0x91);
+        let data = w.finish();
+        let mut target = Ppu::new();
+        target.vram[0] = 0xAB;
+        let mut r = StateReader::new(&data).unwrap();
+        assert!(target.load(&mut r).is_err());
+        assert_eq!(
+            target.vram[0], 0xAB,
+            "a failed load leaves the PPU unchanged"
+        );
+
+        // Wrong section.
+        let mut w = StateWriter::new();
+        w.u32(0x1234);
+        let data = w.finish();
+        assert!(target.load(&mut StateReader::new(&data).unwrap()).is_err());
+    }
+
+    #[test]
+    fn tick_throughput_smoke() {
+        // 60 frames of M-cycle ticks should be quick even in debug builds.
+        let (mut p, mut iflags) = frame_start();
+        solid_tile(&mut p, 1, 1);
+        p.write_register(0xFF40, 0x93, &mut iflags);
+        let start = std::time::Instant::now();
+        for _ in 0..60 * FRAME_DOTS / 4 {
+            p.tick(4, &mut iflags);
+        }
+        assert_eq!(p.frame_count(), 60);
+        assert!(start.elapsed().as_secs_f64() < 5.0);
+    }
+}

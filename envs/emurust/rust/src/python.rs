@@ -1,0 +1,364 @@
+//! The Python module `emurust_core`: a thin PyO3 layer over `GameBoy` and `GameBoyVec`.
+//!
+//! Every argument is checked here and every emulator error becomes a Python exception; nothing in
+//! the emulator panics on bad input, so no panic crosses into Python.
+
+use crate::gameboy::{GameBoy, PowerOn};
+use crate::joypad::BUTTON_NAMES;
+use crate::ppu::{SCREEN_HEIGHT, SCREEN_WIDTH};
+use crate::sm83_harness::{run_one, CycleKind};
+use crate::vec::GameBoyVec as VecCore;
+use numpy::ndarray::{ArrayView2, Axis};
+use numpy::{PyArray2, PyArray3, PyArrayMethods, PyReadonlyArray1};
+use pyo3::create_exception;
+use pyo3::exceptions::{PyIndexError, PyValueError};
+use pyo3::prelude::*;
+use pyo3::types::{PyBytes, PyDict};
+
+create_exception!(emurust_core, RomError, PyValueError, "The ROM cannot be loaded (bad header or unsupported cartridge).");
+create_exception!(emurust_core, StateError, PyValueError, "A save state is corrupt or belongs to another ROM.");
+
+fn rom_error(e: crate::cartridge::CartridgeError) -> PyErr {
+    RomError::new_err(e.to_string())
+}
+
+fn state_error(e: crate::state::StateError) -> PyErr {
+    StateError::new_err(e.to_string())
+}
+
+fn check_address(addr: i64) -> PyResult<u16> {
+    u16::try_from(addr).map_err(|_| PyIndexError::new_err(format!("address {addr} is outside 0x0000..=0xFFFF")))
+}
+
+fn check_range(start: i64, stop: i64) -> PyResult<(u16, usize)> {
+    if !(0..=0x10000).contains(&start) || !(0..=0x10000).contains(&stop) || stop < start {
+        return Err(PyIndexError::new_err(format!(
+            "memory range [{start:#x}, {stop:#x}) must satisfy 0 <= start <= stop <= 0x10000"
+        )));
+    }
+    Ok((start as u16, (stop - start) as usize))
+}
+
+fn button_bit(name: &str) -> PyResult<u8> {
+    BUTTON_NAMES
+        .iter()
+        .position(|&b| b == name.to_ascii_lowercase())
+        .map(|i| 1u8 << i)
+        .ok_or_else(|| PyValueError::new_err(format!("unknown button {name:?}; buttons are {BUTTON_NAMES:?}")))
+}
+
+fn check_mask(mask: i64) -> PyResult<u8> {
+    u8::try_from(mask).map_err(|_| {
+        PyValueError::new_err(format!("button mask {mask} must be in 0..=255 (bit i = {BUTTON_NAMES:?}[i] pressed)"))
+    })
+}
+
+/// One DMG console. `screen` is a read-only live view of the last completed frame (copy it to keep it).
+#[pyclass(module = "emurust_core", name = "GameBoy")]
+pub struct PyGameBoy {
+    inner: GameBoy,
+}
+
+#[pymethods]
+impl PyGameBoy {
+    /// `render=False` skips drawing (the screen keeps its last frame; emulation is unchanged).
+    /// `power_on`: "dmg" (Nintendo's boot ROM state) or "pyboy" (PyBoy 2.8.1's, for L3).
+    #[new]
+    #[pyo3(signature = (rom, render=true, power_on="dmg"))]
+    fn new(rom: &[u8], render: bool, power_on: &str) -> PyResult<Self> {
+        let power_on = match power_on {
+            "dmg" => PowerOn::Dmg,
+            "pyboy" => PowerOn::PyBoy,
+            other => return Err(PyValueError::new_err(format!("power_on must be 'dmg' or 'pyboy', got {other:?}"))),
+        };
+        let mut inner = GameBoy::with_power_on(rom.to_vec(), power_on).map_err(rom_error)?;
+        inner.set_render(render);
+        Ok(PyGameBoy { inner })
+    }
+
+    #[getter]
+    fn get_render(&self) -> bool {
+        self.inner.bus.ppu.render()
+    }
+
+    #[setter]
+    fn set_render(&mut self, render: bool) {
+        self.inner.set_render(render);
+    }
+
+    /// Runs `frames` frames (each ends when the PPU enters VBlank) without holding the GIL.
+    #[pyo3(signature = (frames=1))]
+    fn run_frames(&mut self, py: Python<'_>, frames: i64) -> PyResult<()> {
+        let frames = u32::try_from(frames).map_err(|_| PyValueError::new_err(format!("frames must be >= 0, got {frames}")))?;
+        let inner = &mut self.inner;
+        py.detach(|| inner.run_frames(frames));
+        Ok(())
+    }
+
+    /// Runs at least `cycles` T-cycles (whole instructions).
+    fn run_cycles(&mut self, py: Python<'_>, cycles: u64) {
+        let inner = &mut self.inner;
+        py.detach(|| inner.run_cycles(cycles));
+    }
+
+    /// Sets every button at once: bit i of `mask` presses BUTTON_NAMES[i].
+    fn set_buttons(&mut self, mask: i64) -> PyResult<()> {
+        self.inner.set_buttons(check_mask(mask)?);
+        Ok(())
+    }
+
+    fn press(&mut self, name: &str) -> PyResult<()> {
+        let mask = self.inner.bus.joypad.buttons() | button_bit(name)?;
+        self.inner.set_buttons(mask);
+        Ok(())
+    }
+
+    fn release(&mut self, name: &str) -> PyResult<()> {
+        let mask = self.inner.bus.joypad.buttons() & !button_bit(name)?;
+        self.inner.set_buttons(mask);
+        Ok(())
+    }
+
+    #[getter]
+    fn buttons(&self) -> u8 {
+        self.inner.bus.joypad.buttons()
+    }
+
+    /// (144, 160) uint8 DMG shades 0 (white) .. 3 (black), a read-only view into the emulator.
+    #[getter]
+    fn screen<'py>(slf: Bound<'py, Self>) -> PyResult<Bound<'py, PyArray2<u8>>> {
+        let borrowed = slf.borrow();
+        let pixels: &[u8] = &borrowed.inner.screen()[..];
+        let view = ArrayView2::from_shape((SCREEN_HEIGHT, SCREEN_WIDTH), pixels)
+            .map_err(|e| PyValueError::new_err(e.to_string()))?;
+        // SAFETY: the pixels live inside this pyclass object, which `container` keeps alive, and
+        // the PPU never reallocates its screen buffer (it is a fixed array written in place), so
+        // the pointer stays valid for the array's lifetime; the array is made read-only below.
+        let array = unsafe { PyArray2::borrow_from_array(&view, slf.clone().into_any()) };
+        drop(borrowed);
+        let kwargs = PyDict::new(slf.py());
+        kwargs.set_item("write", false)?;
+        array.call_method("setflags", (), Some(&kwargs))?;
+        Ok(array)
+    }
+
+    fn read_memory(&self, addr: i64) -> PyResult<u8> {
+        Ok(self.inner.read_memory(check_address(addr)?))
+    }
+
+    /// Bytes [start, stop) as the CPU would see them (VRAM/OAM as stored, without PPU blocking).
+    fn read_range<'py>(&self, py: Python<'py>, start: i64, stop: i64) -> PyResult<Bound<'py, PyBytes>> {
+        let (start, length) = check_range(start, stop)?;
+        let data: Vec<u8> = (0..length).map(|i| self.inner.read_memory(start.wrapping_add(i as u16))).collect();
+        Ok(PyBytes::new(py, &data))
+    }
+
+    fn write_memory(&mut self, addr: i64, value: i64) -> PyResult<()> {
+        let value = u8::try_from(value).map_err(|_| PyValueError::new_err(format!("byte value {value} is outside 0..=255")))?;
+        self.inner.write_memory(check_address(addr)?, value);
+        Ok(())
+    }
+
+    fn save_state<'py>(&mut self, py: Python<'py>) -> Bound<'py, PyBytes> {
+        PyBytes::new(py, &self.inner.save_state())
+    }
+
+    fn load_state(&mut self, data: &[u8]) -> PyResult<()> {
+        self.inner.load_state(data).map_err(state_error)
+    }
+
+    /// Every byte the ROM sent through the serial port since power-on.
+    #[getter]
+    fn serial_output<'py>(&self, py: Python<'py>) -> Bound<'py, PyBytes> {
+        PyBytes::new(py, self.inner.serial_output())
+    }
+
+    #[getter]
+    fn frame_count(&self) -> u64 {
+        self.inner.frame_count()
+    }
+
+    #[getter]
+    fn cycles(&self) -> u64 {
+        self.inner.bus.cycles
+    }
+
+    #[getter]
+    fn title(&self) -> String {
+        self.inner.bus.cartridge.title.clone()
+    }
+
+    /// CPU registers, for debugging: a, f, b, c, d, e, h, l, sp, pc, ime, halted.
+    fn registers<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let cpu = &self.inner.cpu;
+        let d = PyDict::new(py);
+        for (k, v) in [("a", cpu.a), ("f", cpu.f), ("b", cpu.b), ("c", cpu.c), ("d", cpu.d), ("e", cpu.e), ("h", cpu.h), ("l", cpu.l)] {
+            d.set_item(k, v)?;
+        }
+        d.set_item("sp", cpu.sp)?;
+        d.set_item("pc", cpu.pc)?;
+        d.set_item("ime", cpu.ime)?;
+        d.set_item("halted", cpu.halted)?;
+        Ok(d)
+    }
+}
+
+/// N consoles running the same ROM, stepped in parallel (Rayon) with the GIL released.
+#[pyclass(module = "emurust_core")]
+pub struct GameBoyVec {
+    inner: VecCore,
+}
+
+#[pymethods]
+impl GameBoyVec {
+    /// `threads` = 0 uses Rayon's global pool (all cores); otherwise a pool of that many threads.
+    #[new]
+    #[pyo3(signature = (rom, num_envs, threads=0, render=true))]
+    fn new(rom: &[u8], num_envs: usize, threads: usize, render: bool) -> PyResult<Self> {
+        if num_envs == 0 {
+            return Err(PyValueError::new_err("num_envs must be at least 1"));
+        }
+        let inner = VecCore::new(rom, num_envs, threads, render).map_err(|e| match e {
+            crate::vec::VecError::Rom(e) => rom_error(e),
+            crate::vec::VecError::Threads(m) => PyValueError::new_err(m),
+        })?;
+        Ok(GameBoyVec { inner })
+    }
+
+    #[getter]
+    fn num_envs(&self) -> usize {
+        self.inner.len()
+    }
+
+    /// Sets each env's buttons (uint8 masks, shape (num_envs,)) and runs `frames` frames in each.
+    fn step(&mut self, py: Python<'_>, buttons: PyReadonlyArray1<'_, u8>, frames: u32) -> PyResult<()> {
+        let masks = buttons.as_slice().map_err(|_| PyValueError::new_err("buttons must be a contiguous uint8 array"))?;
+        if masks.len() != self.inner.len() {
+            return Err(PyValueError::new_err(format!(
+                "buttons has shape ({},), expected ({},): one uint8 mask per env",
+                masks.len(),
+                self.inner.len()
+            )));
+        }
+        let masks = masks.to_vec();
+        let inner = &mut self.inner;
+        py.detach(|| inner.step(&masks, frames));
+        Ok(())
+    }
+
+    /// Copies of all screens, shape (num_envs, 144, 160), uint8 shades.
+    fn screens<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray3<u8>> {
+        let out = PyArray3::<u8>::zeros(py, [self.inner.len(), SCREEN_HEIGHT, SCREEN_WIDTH], false);
+        {
+            let mut rw = out.readwrite();
+            let mut array = rw.as_array_mut();
+            for (i, mut plane) in array.axis_iter_mut(Axis(0)).enumerate() {
+                let screen = self.inner.get(i).screen();
+                for (dst, src) in plane.iter_mut().zip(screen.iter()) {
+                    *dst = *src;
+                }
+            }
+        }
+        out
+    }
+
+    /// Memory bytes [start, stop) of every env, shape (num_envs, stop - start).
+    fn read_range<'py>(&self, py: Python<'py>, start: i64, stop: i64) -> PyResult<Bound<'py, PyArray2<u8>>> {
+        let (start, length) = check_range(start, stop)?;
+        let out = PyArray2::<u8>::zeros(py, [self.inner.len(), length], false);
+        {
+            let mut rw = out.readwrite();
+            let mut array = rw.as_array_mut();
+            for (i, mut row) in array.axis_iter_mut(Axis(0)).enumerate() {
+                let gb = self.inner.get(i);
+                for (j, dst) in row.iter_mut().enumerate() {
+                    *dst = gb.read_memory(start.wrapping_add(j as u16));
+                }
+            }
+        }
+        Ok(out)
+    }
+
+    fn save_state<'py>(&mut self, py: Python<'py>, index: usize) -> PyResult<Bound<'py, PyBytes>> {
+        self.check_index(index)?;
+        Ok(PyBytes::new(py, &self.inner.get_mut(index).save_state()))
+    }
+
+    fn load_state(&mut self, index: usize, data: &[u8]) -> PyResult<()> {
+        self.check_index(index)?;
+        self.inner.get_mut(index).load_state(data).map_err(state_error)
+    }
+
+    #[getter]
+    fn frame_counts(&self) -> Vec<u64> {
+        (0..self.inner.len()).map(|i| self.inner.get(i).frame_count()).collect()
+    }
+}
+
+impl GameBoyVec {
+    fn check_index(&self, index: usize) -> PyResult<()> {
+        if index >= self.inner.len() {
+            return Err(PyIndexError::new_err(format!("env index {index} out of range for {} envs", self.inner.len())));
+        }
+        Ok(())
+    }
+}
+
+/// Runs one instruction on a flat 64 KiB memory (the SingleStepTests machine).
+/// `registers`: dict with a b c d e f h l sp pc ime; `ram`: [(addr, value)].
+/// Returns (registers dict with `ei` = pending EI, [(addr, value)] for the same addresses, cycles).
+#[pyfunction]
+fn sm83_step<'py>(
+    py: Python<'py>,
+    registers: Bound<'py, PyDict>,
+    ram: Vec<(u16, u8)>,
+) -> PyResult<(Bound<'py, PyDict>, Vec<(u16, u8)>, Vec<(u16, u8, &'static str)>)> {
+    let get = |k: &str| -> PyResult<u64> {
+        registers
+            .get_item(k)?
+            .ok_or_else(|| PyValueError::new_err(format!("registers lacks {k:?}")))?
+            .extract::<u64>()
+    };
+    let mut eight = [0u8; 8];
+    for (i, k) in ["a", "b", "c", "d", "e", "f", "h", "l"].iter().enumerate() {
+        eight[i] = u8::try_from(get(k)?).map_err(|_| PyValueError::new_err(format!("register {k} out of range")))?;
+    }
+    let sp = u16::try_from(get("sp")?).map_err(|_| PyValueError::new_err("sp out of range"))?;
+    let pc = u16::try_from(get("pc")?).map_err(|_| PyValueError::new_err("pc out of range"))?;
+    let ime = get("ime")? != 0;
+    let ((regs, sp, pc, ime), ei, bus) = run_one((eight, sp, pc, ime), &ram);
+    let out = PyDict::new(py);
+    for (i, k) in ["a", "b", "c", "d", "e", "f", "h", "l"].iter().enumerate() {
+        out.set_item(*k, regs[i])?;
+    }
+    out.set_item("sp", sp)?;
+    out.set_item("pc", pc)?;
+    out.set_item("ime", ime as u8)?;
+    out.set_item("ei", ei as u8)?;
+    let memory = ram.iter().map(|&(addr, _)| (addr, bus.memory[addr as usize])).collect();
+    let cycles = bus
+        .cycles
+        .iter()
+        .map(|&(addr, value, kind)| {
+            let pins = match kind {
+                CycleKind::Read => "r-m",
+                CycleKind::Write => "-wm",
+                CycleKind::Internal => "---",
+            };
+            (addr, value, pins)
+        })
+        .collect();
+    Ok((out, memory, cycles))
+}
+
+#[pymodule]
+fn emurust_core(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<PyGameBoy>()?;
+    m.add_class::<GameBoyVec>()?;
+    m.add_function(wrap_pyfunction!(sm83_step, m)?)?;
+    m.add("RomError", m.py().get_type::<RomError>())?;
+    m.add("StateError", m.py().get_type::<StateError>())?;
+    m.add("BUTTON_NAMES", BUTTON_NAMES.to_vec())?;
+    m.add("SCREEN_SHAPE", (SCREEN_HEIGHT, SCREEN_WIDTH))?;
+    Ok(())
+}

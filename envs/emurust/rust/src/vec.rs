@@ -1,0 +1,71 @@
+//! Many consoles stepped in parallel with Rayon: one ROM, N independent machines.
+
+use crate::cartridge::{Cartridge, CartridgeError};
+use crate::gameboy::GameBoy;
+use rayon::prelude::*;
+
+#[derive(Debug)]
+pub enum VecError {
+    Rom(CartridgeError),
+    Threads(String),
+}
+
+pub struct GameBoyVec {
+    consoles: Vec<GameBoy>,
+    /// None: Rayon's global pool.
+    pool: Option<rayon::ThreadPool>,
+}
+
+impl GameBoyVec {
+    pub fn new(rom: &[u8], count: usize, threads: usize, render: bool) -> Result<Self, VecError> {
+        Cartridge::from_rom(rom.to_vec()).map_err(VecError::Rom)?;
+        let consoles = (0..count)
+            .map(|_| {
+                let mut gb = GameBoy::new(rom.to_vec()).map_err(VecError::Rom)?;
+                gb.set_render(render);
+                Ok(gb)
+            })
+            .collect::<Result<_, _>>()?;
+        let pool = if threads == 0 {
+            None
+        } else {
+            Some(
+                rayon::ThreadPoolBuilder::new()
+                    .num_threads(threads)
+                    .build()
+                    .map_err(|e| VecError::Threads(format!("cannot start {threads} threads: {e}")))?,
+            )
+        };
+        Ok(GameBoyVec { consoles, pool })
+    }
+
+    pub fn len(&self) -> usize {
+        self.consoles.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.consoles.is_empty()
+    }
+
+    pub fn get(&self, index: usize) -> &GameBoy {
+        &self.consoles[index]
+    }
+
+    pub fn get_mut(&mut self, index: usize) -> &mut GameBoy {
+        &mut self.consoles[index]
+    }
+
+    /// Sets each console's buttons and runs `frames` frames in each; `masks.len()` must equal `len()`.
+    pub fn step(&mut self, masks: &[u8], frames: u32) {
+        let work = |consoles: &mut Vec<GameBoy>| {
+            consoles.par_iter_mut().zip(masks.par_iter()).for_each(|(gb, &mask)| {
+                gb.set_buttons(mask);
+                gb.run_frames(frames);
+            })
+        };
+        match &self.pool {
+            Some(pool) => pool.install(|| work(&mut self.consoles)),
+            None => work(&mut self.consoles),
+        }
+    }
+}

@@ -1,0 +1,160 @@
+"""L2: the Python API of the Rust emulator and the Gymnasium envs of both backends: clear errors on
+bad input, save states that replay exactly and reject corruption, the zero-copy screen, the
+parallel GameBoyVec equal to N single consoles, check_env and same-seed determinism."""
+
+from __future__ import annotations
+
+import gymnasium
+import numpy as np
+import pytest
+from gymnasium.utils.env_checker import check_env
+
+from envs.emurust import game2048, gym_envs  # noqa: F401  (registers the env ids)
+
+from .harness import ROMS, core
+
+GAME = game2048.ROM_PATH
+
+
+def test_bad_roms_raise_rom_error():
+    emurust = core()
+    with pytest.raises(emurust.RomError, match="at least 32 KiB"):
+        emurust.GameBoy(b"\x00" * 1000)
+    rom = bytearray(GAME.read_bytes())
+    rom[0x14D] ^= 0xFF
+    with pytest.raises(emurust.RomError, match="header checksum"):
+        emurust.GameBoy(bytes(rom))
+    rom = bytearray(GAME.read_bytes())
+    rom[0x147] = 0xFC  # POCKET CAMERA
+    rom[0x14D] = (sum(-b - 1 for b in rom[0x134:0x14D])) & 0xFF
+    with pytest.raises(emurust.RomError, match="unsupported cartridge"):
+        emurust.GameBoy(bytes(rom))
+
+
+def test_bad_arguments_raise():
+    gb = core().GameBoy(GAME.read_bytes())
+    with pytest.raises(ValueError, match="unknown button"):
+        gb.press("jump")
+    with pytest.raises(ValueError, match="0..=255"):
+        gb.set_buttons(256)
+    with pytest.raises(IndexError):
+        gb.read_memory(0x10000)
+    with pytest.raises(IndexError):
+        gb.read_range(0xC000, 0x10001)
+    with pytest.raises(ValueError):
+        gb.write_memory(0xC000, 300)
+    with pytest.raises(ValueError, match="frames must be >= 0"):
+        gb.run_frames(-1)
+
+
+def test_save_state_replays_and_corruption_is_rejected():
+    emurust = core()
+    gb = emurust.GameBoy(GAME.read_bytes())
+    gb.run_frames(100)
+    gb.set_buttons(1 << 3)
+    gb.run_frames(5)
+    state = gb.save_state()
+    gb.set_buttons(1 << 6)
+    gb.run_frames(50)
+    expected = (gb.read_range(0xC000, 0xE000), np.array(gb.screen), gb.cycles)
+    gb.set_buttons(0)
+    gb.run_frames(7)
+    gb.load_state(state)
+    gb.set_buttons(1 << 6)
+    gb.run_frames(50)
+    assert (gb.read_range(0xC000, 0xE000), gb.cycles) == (expected[0], expected[2])
+    np.testing.assert_array_equal(gb.screen, expected[1])
+
+    before = gb.save_state()
+    for bad, message in ((state[:-5], "length"), (state[:30] + bytes([state[30] ^ 1]) + state[31:], "checksum"),
+                         (b"not a state", "magic")):
+        with pytest.raises(emurust.StateError, match=message):
+            gb.load_state(bad)
+    assert gb.save_state() == before, "a failed load must leave the console unchanged"
+    other = emurust.GameBoy((ROMS / "games" / "2048-mmuszkow" / "2048.gb").read_bytes())
+    with pytest.raises(emurust.StateError, match="different ROM"):
+        other.load_state(state)
+
+
+def test_screen_is_a_read_only_live_view():
+    gb = core().GameBoy(GAME.read_bytes())
+    screen = gb.screen
+    assert screen.shape == (144, 160) and screen.dtype == np.uint8 and not screen.flags.writeable
+    with pytest.raises(ValueError):
+        screen[0, 0] = 1
+    gb.run_frames(60)  # the title screen: the live view follows without a new call
+    assert set(np.unique(screen)) <= {0, 1, 2, 3} and screen.any()
+    np.testing.assert_array_equal(screen, gb.screen)
+
+
+def test_vector_equals_single_consoles():
+    emurust = core()
+    rom = GAME.read_bytes()
+    n = 4
+    vec = emurust.GameBoyVec(rom, n, threads=2)
+    singles = [emurust.GameBoy(rom) for _ in range(n)]
+    rng = np.random.default_rng(0)
+    for _ in range(30):
+        masks = rng.integers(0, 256, n).astype(np.uint8)
+        vec.step(masks, 3)
+        for gb, mask in zip(singles, masks, strict=False):
+            gb.set_buttons(int(mask))
+            gb.run_frames(3)
+    screens = vec.screens()
+    ram = vec.read_range(0xC000, 0xE000)
+    for i, gb in enumerate(singles):
+        np.testing.assert_array_equal(screens[i], gb.screen)
+        assert ram[i].tobytes() == gb.read_range(0xC000, 0xE000)
+    with pytest.raises(ValueError, match="expected \\(4,\\)"):
+        vec.step(np.zeros(3, np.uint8), 1)
+    with pytest.raises(IndexError):
+        vec.save_state(4)
+
+
+@pytest.mark.parametrize("env_id", ["envport/Game2048-v0", "envport/Game2048Rust-v0"])
+def test_gymnasium_env_checker(env_id):
+    env = gymnasium.make(env_id).unwrapped
+    check_env(env, skip_render_check=True)
+    env.close()
+
+
+@pytest.mark.parametrize("backend", ["pyboy", "rust"])
+def test_same_seed_same_trajectory(backend):
+    def play(seed):
+        env = gym_envs.Game2048Env(backend=backend)
+        observation, info = env.reset(seed=seed)
+        out = [observation.copy()]
+        rng = np.random.default_rng(123)
+        for _ in range(30):
+            observation, reward, terminated, truncated, info = env.step(int(rng.integers(4)))
+            out.append(observation.copy())
+            out.append(reward)
+            if terminated:
+                break
+        env.close()
+        return out
+
+    first, again, other = play(5), play(5), play(6)
+    assert all(np.array_equal(a, b) for a, b in zip(first, again, strict=True))
+    assert not all(np.array_equal(a, b) for a, b in zip(first, other, strict=False))
+
+
+@pytest.mark.parametrize("backend", ["pyboy", "rust"])
+def test_env_rejects_bad_actions_and_step_before_reset(backend):
+    env = gym_envs.Game2048Env(backend=backend)
+    with pytest.raises(RuntimeError, match="reset"):
+        env.step(0)
+    env.reset(seed=0)
+    for bad in (4, -1, 1.5, "up"):
+        with pytest.raises(ValueError, match="action"):
+            env.step(bad)
+    env.close()
+
+
+def test_missing_rom_is_a_clear_error(tmp_path):
+    from envs.emurust.reference.pyboy_ref import PyBoyGameBoy
+    from envs.emurust.rust_backend import RustGameBoy
+
+    for cls in (PyBoyGameBoy, RustGameBoy):
+        with pytest.raises(FileNotFoundError, match="ROM not found"):
+            cls(tmp_path / "missing.gb")
