@@ -57,7 +57,14 @@ impl Apu {
         registers[0x13] = 0xBF;
         registers[0x14] = 0x77;
         registers[0x15] = 0xF3;
-        Apu { registers, wave: [0; 16], powered: true, enabled: [true, false, false, false], length: [0; 4], frame_step: 0 }
+        Apu {
+            registers,
+            wave: [0; 16],
+            powered: true,
+            enabled: [true, false, false, false],
+            length: [0; 4],
+            frame_step: 0,
+        }
     }
 
     fn dac_on(&self, channel: usize) -> bool {
@@ -72,10 +79,16 @@ impl Apu {
     pub fn read(&self, addr: u16) -> u8 {
         match addr {
             0xFF26 => {
-                let status = self.enabled.iter().enumerate().fold(0, |acc, (i, &on)| acc | ((on as u8) << i));
+                let status = self
+                    .enabled
+                    .iter()
+                    .enumerate()
+                    .fold(0, |acc, (i, &on)| acc | ((on as u8) << i));
                 0x70 | (self.powered as u8) << 7 | status
             }
-            0xFF10..=0xFF2F => self.registers[(addr - 0xFF10) as usize] | READ_MASK[(addr - 0xFF10) as usize],
+            0xFF10..=0xFF2F => {
+                self.registers[(addr - 0xFF10) as usize] | READ_MASK[(addr - 0xFF10) as usize]
+            }
             _ => self.wave[(addr - 0xFF30) as usize],
         }
     }
@@ -125,13 +138,21 @@ impl Apu {
     }
 
     fn load_length(&mut self, channel: usize, value: u8) {
-        self.length[channel] = if channel == 2 { 256 - value as u16 } else { 64 - (value & 0x3F) as u16 };
+        self.length[channel] = if channel == 2 {
+            256 - value as u16
+        } else {
+            64 - (value & 0x3F) as u16
+        };
     }
 
     /// `steps` falling edges of DIV bit 4 at once. After 512 steps every length counter that can
     /// expire has, so longer spans only need their phase (the step count mod 8).
     pub fn frame_sequencer_steps(&mut self, steps: u64) {
-        let steps = if steps > 1024 { 1024 + (steps - 1024) % 8 } else { steps };
+        let steps = if steps > 1024 {
+            1024 + (steps - 1024) % 8
+        } else {
+            steps
+        };
         for _ in 0..steps {
             self.frame_sequencer_step();
         }
@@ -142,7 +163,7 @@ impl Apu {
         if !self.powered {
             return;
         }
-        if self.frame_step % 2 == 0 {
+        if self.frame_step.is_multiple_of(2) {
             for channel in 0..4 {
                 let length_enabled = self.registers[channel * 5 + 4] & 0x40 != 0;
                 if length_enabled && self.length[channel] > 0 {
@@ -175,7 +196,10 @@ impl Apu {
             self.enabled[channel] = r.bool()?;
             self.length[channel] = r.u16()?;
             if self.length[channel] > length_max(channel) {
-                return Err(StateError(format!("APU length counter {} out of range", channel + 1)));
+                return Err(StateError(format!(
+                    "APU length counter {} out of range",
+                    channel + 1
+                )));
             }
         }
         self.frame_step = r.u8()? & 7;
@@ -191,7 +215,11 @@ mod tests {
     fn read_masks_and_power_off() {
         let mut apu = Apu::new();
         apu.write(0xFF11, 0x00);
-        assert_eq!(apu.read(0xFF11), 0x3F, "duty bits read back, length bits read 1");
+        assert_eq!(
+            apu.read(0xFF11),
+            0x3F,
+            "duty bits read back, length bits read 1"
+        );
         assert_eq!(apu.read(0xFF13), 0xFF, "frequency low is write-only");
         apu.write(0xFF26, 0x00);
         assert_eq!(apu.read(0xFF26), 0x70);

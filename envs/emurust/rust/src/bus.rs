@@ -44,6 +44,8 @@ pub struct Bus {
     /// Bus cycles [start, end) during which OAM DMA owns one of the buses: CPU accesses below
     /// 0xFF00 then take the slow path `read_during_dma`/`write_during_dma` (see dma.rs).
     dma_busy: (u64, u64),
+    /// `dma_busy.1 - dma_busy.0` (0 when the window is empty).
+    dma_busy_len: u64,
 }
 
 impl Bus {
@@ -66,6 +68,7 @@ impl Bus {
             ppu_synced: 0,
             timer_synced: 0,
             dma_busy: (0, 0),
+            dma_busy_len: 0,
         };
         bus.reschedule();
         bus
@@ -81,6 +84,7 @@ impl Bus {
     }
 
     /// Brings every unit to the current cycle and computes the next event.
+    #[inline(never)]
     pub fn sync_all(&mut self) {
         self.sync_dma();
         self.sync_ppu();
@@ -121,7 +125,8 @@ impl Bus {
         }
         self.timer_synced = self.cycles;
         let counter = self.timer.counter as u64;
-        let sequencer_steps = (counter + elapsed) / FRAME_SEQUENCER_PERIOD - counter / FRAME_SEQUENCER_PERIOD;
+        let sequencer_steps =
+            (counter + elapsed) / FRAME_SEQUENCER_PERIOD - counter / FRAME_SEQUENCER_PERIOD;
         self.apu.frame_sequencer_steps(sequencer_steps);
         self.timer.advance(elapsed / 4, &mut self.interrupt_flags);
     }
@@ -145,17 +150,33 @@ impl Bus {
     }
 
     /// What the CPU reads at `addr` now.
-    #[inline]
+    #[inline(always)]
     pub fn read(&mut self, addr: u16) -> u8 {
-        if self.cycles < self.dma_busy.1 && self.cycles >= self.dma_busy.0 && addr < 0xFF00 {
-            return self.read_during_dma(addr);
+        if addr < 0xFF00 {
+            if self.in_dma_window() {
+                return self.read_during_dma(addr);
+            }
+            if addr < 0x8000 {
+                return self.cartridge.read_rom(addr);
+            }
+            if (0xC000..0xFE00).contains(&addr) {
+                return self.wram[(addr & 0x1FFF) as usize];
+            }
+        } else if addr >= 0xFF80 && addr != 0xFFFF {
+            return self.hram[(addr & 0x7F) as usize];
         }
-        match addr {
-            0x0000..=0x7FFF => self.cartridge.read_rom(addr),
-            0xC000..=0xFDFF => self.wram[(addr & 0x1FFF) as usize],
-            0xFF80..=0xFFFE => self.hram[(addr - 0xFF80) as usize],
-            _ => self.read_slow(addr),
-        }
+        self.read_slow(addr)
+    }
+
+    /// `dma_busy.0 <= cycles < dma_busy.1`, in one comparison.
+    #[inline(always)]
+    fn in_dma_window(&self) -> bool {
+        self.cycles.wrapping_sub(self.dma_busy.0) < self.dma_busy_len
+    }
+
+    fn set_dma_busy(&mut self, window: (u64, u64)) {
+        self.dma_busy = window;
+        self.dma_busy_len = window.1.saturating_sub(window.0);
     }
 
     #[inline]
@@ -193,6 +214,7 @@ impl Bus {
         }
     }
 
+    #[inline(never)]
     fn read_slow(&mut self, addr: u16) -> u8 {
         match addr {
             0x8000..=0x9FFF => {
@@ -238,18 +260,24 @@ impl Bus {
     }
 
     /// What a CPU write to `addr` does now.
-    #[inline]
+    #[inline(always)]
     pub fn write(&mut self, addr: u16, value: u8) {
-        if self.cycles < self.dma_busy.1 && self.cycles >= self.dma_busy.0 && addr < 0xFF00 {
-            return self.write_during_dma(addr, value);
+        if addr < 0xFF00 {
+            if self.in_dma_window() {
+                return self.write_during_dma(addr, value);
+            }
+            if (0xC000..0xFE00).contains(&addr) {
+                self.wram[(addr & 0x1FFF) as usize] = value;
+                return;
+            }
+        } else if addr >= 0xFF80 && addr != 0xFFFF {
+            self.hram[(addr & 0x7F) as usize] = value;
+            return;
         }
-        match addr {
-            0xC000..=0xFDFF => self.wram[(addr & 0x1FFF) as usize] = value,
-            0xFF80..=0xFFFE => self.hram[(addr - 0xFF80) as usize] = value,
-            _ => self.write_slow(addr, value),
-        }
+        self.write_slow(addr, value)
     }
 
+    #[inline(never)]
     fn write_slow(&mut self, addr: u16, value: u8) {
         match addr {
             0x0000..=0x7FFF => {
@@ -294,11 +322,12 @@ impl Bus {
                 self.sync_dma();
                 self.sync_ppu();
                 self.dma.request(value, self.cycles);
-                self.dma_busy = self.dma.busy_window();
+                self.set_dma_busy(self.dma.busy_window());
             }
             0xFF40..=0xFF4B => {
                 self.sync_ppu();
-                self.ppu.write_register(addr, value, &mut self.interrupt_flags);
+                self.ppu
+                    .write_register(addr, value, &mut self.interrupt_flags);
                 self.reschedule();
             }
             0xFFFF => self.interrupt_enable = value,
@@ -373,12 +402,14 @@ impl Bus {
         self.interrupt_enable = r.u8()?;
         self.interrupt_flags = r.u8()? | 0xE0;
         self.cycles = r.u64()?;
-        if self.cycles % 4 != 0 {
-            return Err(StateError("bus cycle count is not a whole number of M-cycles".into()));
+        if !self.cycles.is_multiple_of(4) {
+            return Err(StateError(
+                "bus cycle count is not a whole number of M-cycles".into(),
+            ));
         }
         self.ppu_synced = self.cycles;
         self.timer_synced = self.cycles;
-        self.dma_busy = self.dma.busy_window();
+        self.set_dma_busy(self.dma.busy_window());
         self.deadline = u64::MAX;
         self.reschedule();
         Ok(())
@@ -432,17 +463,27 @@ mod tests {
     fn dma_conflicts_only_on_its_own_bus() {
         let mut rom = vec![0u8; 0x8000];
         rom[0x147] = 0; // ROM only
-        rom[0x14D] = rom[0x134..0x14D].iter().fold(0u8, |x, &b| x.wrapping_sub(b).wrapping_sub(1));
+        rom[0x14D] = rom[0x134..0x14D]
+            .iter()
+            .fold(0u8, |x, &b| x.wrapping_sub(b).wrapping_sub(1));
         let mut bus = Bus::new(Cartridge::from_rom(rom).unwrap());
         for i in 0..0xA0u16 {
             bus.wram[(0x0100 + i) as usize] = i as u8;
         }
         bus.ppu.write_register(0xFF40, 0, &mut 0); // LCD off: VRAM free
         bus.write_cycle(0xFF46, 0xC1); // M=0
-        assert_eq!(bus.read_cycle(0xD000), 0x00, "M=1: setup cycle, no conflict yet");
+        assert_eq!(
+            bus.read_cycle(0xD000),
+            0x00,
+            "M=1: setup cycle, no conflict yet"
+        );
         bus.idle_cycle(); // M=2: byte 0
         bus.idle_cycle(); // M=3: byte 1
-        assert_eq!(bus.read_cycle(0xD000), 2, "external bus reads the byte DMA moves (M=4: byte 2)");
+        assert_eq!(
+            bus.read_cycle(0xD000),
+            2,
+            "external bus reads the byte DMA moves (M=4: byte 2)"
+        );
         bus.write_cycle(0xC000, 0x55);
         assert_eq!(bus.wram[0], 0, "writes on the DMA's bus are lost");
         bus.write_cycle(0x8000, 0x66);

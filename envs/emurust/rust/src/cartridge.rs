@@ -102,7 +102,9 @@ pub struct Cartridge {
 }
 
 fn header_checksum(rom: &[u8]) -> u8 {
-    rom[0x134..=0x14C].iter().fold(0u8, |x, &b| x.wrapping_sub(b).wrapping_sub(1))
+    rom[0x134..=0x14C]
+        .iter()
+        .fold(0u8, |x, &b| x.wrapping_sub(b).wrapping_sub(1))
 }
 
 impl Cartridge {
@@ -122,7 +124,9 @@ impl Cartridge {
         }
         let size_code = rom[0x148];
         if size_code > 8 {
-            return Err(CartridgeError::BadHeader(format!("ROM size code 0x{size_code:02X} at 0x148")));
+            return Err(CartridgeError::BadHeader(format!(
+                "ROM size code 0x{size_code:02X} at 0x148"
+            )));
         }
         let declared = 0x8000usize << size_code;
         if rom.len() != declared {
@@ -161,12 +165,20 @@ impl Cartridge {
                 3 => 0x8000,
                 4 => 0x20000,
                 5 => 0x10000,
-                code => return Err(CartridgeError::BadHeader(format!("RAM size code 0x{code:02X} at 0x149"))),
+                code => {
+                    return Err(CartridgeError::BadHeader(format!(
+                        "RAM size code 0x{code:02X} at 0x149"
+                    )))
+                }
             }
         } else {
             0
         };
-        let title = rom[0x134..0x144].iter().take_while(|&&b| b != 0).map(|&b| b as char).collect();
+        let title = rom[0x134..0x144]
+            .iter()
+            .take_while(|&&b| b != 0)
+            .map(|&b| b as char)
+            .collect();
         Ok(Cartridge {
             rom,
             ram: vec![0; ram_size],
@@ -247,8 +259,12 @@ impl Cartridge {
                     }
                 }
             }
-            (Mapper::Mbc5, 0x2000..=0x2FFF) => self.rom_bank = (self.rom_bank & 0x100) | value as u16,
-            (Mapper::Mbc5, 0x3000..=0x3FFF) => self.rom_bank = (self.rom_bank & 0xFF) | ((value as u16 & 1) << 8),
+            (Mapper::Mbc5, 0x2000..=0x2FFF) => {
+                self.rom_bank = (self.rom_bank & 0x100) | value as u16
+            }
+            (Mapper::Mbc5, 0x3000..=0x3FFF) => {
+                self.rom_bank = (self.rom_bank & 0xFF) | ((value as u16 & 1) << 8)
+            }
             (Mapper::Mbc5, 0x4000..=0x5FFF) => self.ram_bank = value & 0x0F,
             (Mapper::Mbc5, _) => {}
         }
@@ -268,7 +284,9 @@ impl Cartridge {
 
     fn rtc_register(&self) -> Option<usize> {
         match (self.mapper, self.ram_bank) {
-            (Mapper::Mbc3, 0x08..=0x0C) if self.rtc.is_some() && self.ram_enabled => Some(self.ram_bank as usize - 8),
+            (Mapper::Mbc3, 0x08..=0x0C) if self.rtc.is_some() && self.ram_enabled => {
+                Some(self.ram_bank as usize - 8)
+            }
             _ => None,
         }
     }
@@ -385,14 +403,26 @@ mod tests {
 
     #[test]
     fn header_errors() {
-        assert!(matches!(Cartridge::from_rom(vec![0; 100]), Err(CartridgeError::BadHeader(_))));
+        assert!(matches!(
+            Cartridge::from_rom(vec![0; 100]),
+            Err(CartridgeError::BadHeader(_))
+        ));
         let mut bad = rom(0, 0, 0);
         bad[0x14D] ^= 1;
-        assert!(matches!(Cartridge::from_rom(bad), Err(CartridgeError::BadHeader(_))));
-        assert!(matches!(Cartridge::from_rom(rom(0xFC, 0, 0)), Err(CartridgeError::Unsupported(_))));
+        assert!(matches!(
+            Cartridge::from_rom(bad),
+            Err(CartridgeError::BadHeader(_))
+        ));
+        assert!(matches!(
+            Cartridge::from_rom(rom(0xFC, 0, 0)),
+            Err(CartridgeError::Unsupported(_))
+        ));
         let mut short = rom(1, 2, 0);
         short.truncate(0x8000);
-        assert!(matches!(Cartridge::from_rom(short), Err(CartridgeError::BadHeader(_))));
+        assert!(matches!(
+            Cartridge::from_rom(short),
+            Err(CartridgeError::BadHeader(_))
+        ));
     }
 
     #[test]
@@ -406,9 +436,17 @@ mod tests {
         assert_eq!(bank_at(&cart, 0x4000), 0x45);
         assert_eq!(bank_at(&cart, 0x0000), 0, "mode 0: fixed bank 0");
         cart.write_rom(0x6000, 1);
-        assert_eq!(bank_at(&cart, 0x0000), 0x40, "mode 1: upper bits apply to 0x0000");
+        assert_eq!(
+            bank_at(&cart, 0x0000),
+            0x40,
+            "mode 1: upper bits apply to 0x0000"
+        );
         cart.write_rom(0x2000, 0x20);
-        assert_eq!(bank_at(&cart, 0x4000), 0x41, "0x20 reads as 0x21 (the low 5 bits are 0 -> 1)");
+        assert_eq!(
+            bank_at(&cart, 0x4000),
+            0x41,
+            "0x20 reads as 0x21 (the low 5 bits are 0 -> 1)"
+        );
         // RAM: disabled reads 0xFF, enabled banks in mode 1
         assert_eq!(cart.read_ram(0xA000), 0xFF);
         cart.write_rom(0x0000, 0x0A);

@@ -6,6 +6,31 @@
 
 use crate::state::{StateError, StateReader, StateWriter};
 
+/// Invokes the macro `$m` with the 256 byte values as literals: both opcode tables are generated
+/// from this one list, one match arm per opcode.
+macro_rules! with_every_byte {
+    ($m:ident) => {
+        $m!(
+            0x00 0x01 0x02 0x03 0x04 0x05 0x06 0x07 0x08 0x09 0x0A 0x0B 0x0C 0x0D 0x0E 0x0F
+            0x10 0x11 0x12 0x13 0x14 0x15 0x16 0x17 0x18 0x19 0x1A 0x1B 0x1C 0x1D 0x1E 0x1F
+            0x20 0x21 0x22 0x23 0x24 0x25 0x26 0x27 0x28 0x29 0x2A 0x2B 0x2C 0x2D 0x2E 0x2F
+            0x30 0x31 0x32 0x33 0x34 0x35 0x36 0x37 0x38 0x39 0x3A 0x3B 0x3C 0x3D 0x3E 0x3F
+            0x40 0x41 0x42 0x43 0x44 0x45 0x46 0x47 0x48 0x49 0x4A 0x4B 0x4C 0x4D 0x4E 0x4F
+            0x50 0x51 0x52 0x53 0x54 0x55 0x56 0x57 0x58 0x59 0x5A 0x5B 0x5C 0x5D 0x5E 0x5F
+            0x60 0x61 0x62 0x63 0x64 0x65 0x66 0x67 0x68 0x69 0x6A 0x6B 0x6C 0x6D 0x6E 0x6F
+            0x70 0x71 0x72 0x73 0x74 0x75 0x76 0x77 0x78 0x79 0x7A 0x7B 0x7C 0x7D 0x7E 0x7F
+            0x80 0x81 0x82 0x83 0x84 0x85 0x86 0x87 0x88 0x89 0x8A 0x8B 0x8C 0x8D 0x8E 0x8F
+            0x90 0x91 0x92 0x93 0x94 0x95 0x96 0x97 0x98 0x99 0x9A 0x9B 0x9C 0x9D 0x9E 0x9F
+            0xA0 0xA1 0xA2 0xA3 0xA4 0xA5 0xA6 0xA7 0xA8 0xA9 0xAA 0xAB 0xAC 0xAD 0xAE 0xAF
+            0xB0 0xB1 0xB2 0xB3 0xB4 0xB5 0xB6 0xB7 0xB8 0xB9 0xBA 0xBB 0xBC 0xBD 0xBE 0xBF
+            0xC0 0xC1 0xC2 0xC3 0xC4 0xC5 0xC6 0xC7 0xC8 0xC9 0xCA 0xCB 0xCC 0xCD 0xCE 0xCF
+            0xD0 0xD1 0xD2 0xD3 0xD4 0xD5 0xD6 0xD7 0xD8 0xD9 0xDA 0xDB 0xDC 0xDD 0xDE 0xDF
+            0xE0 0xE1 0xE2 0xE3 0xE4 0xE5 0xE6 0xE7 0xE8 0xE9 0xEA 0xEB 0xEC 0xED 0xEE 0xEF
+            0xF0 0xF1 0xF2 0xF3 0xF4 0xF5 0xF6 0xF7 0xF8 0xF9 0xFA 0xFB 0xFC 0xFD 0xFE 0xFF
+        )
+    };
+}
+
 pub const FLAG_Z: u8 = 0x80;
 pub const FLAG_N: u8 = 0x40;
 pub const FLAG_H: u8 = 0x20;
@@ -74,32 +99,33 @@ impl Cpu {
         }
     }
 
-    #[inline]
+    #[inline(always)]
     pub fn hl(&self) -> u16 {
         u16::from_be_bytes([self.h, self.l])
     }
-    #[inline]
+    #[inline(always)]
     fn set_hl(&mut self, v: u16) {
         [self.h, self.l] = v.to_be_bytes();
     }
-    #[inline]
+    #[inline(always)]
     fn bc(&self) -> u16 {
         u16::from_be_bytes([self.b, self.c])
     }
-    #[inline]
+    #[inline(always)]
     fn de(&self) -> u16 {
         u16::from_be_bytes([self.d, self.e])
     }
-    #[inline]
+    #[inline(always)]
     fn flag(&self, mask: u8) -> bool {
         self.f & mask != 0
     }
-    #[inline]
+    #[inline(always)]
     fn set_flags(&mut self, z: bool, n: bool, h: bool, c: bool) {
         self.f = (z as u8) << 7 | (n as u8) << 6 | (h as u8) << 5 | (c as u8) << 4;
     }
 
     /// Register pair by the 2-bit field of the opcode (BC, DE, HL, SP).
+    #[inline(always)]
     fn rp(&self, index: u8) -> u16 {
         match index & 3 {
             0 => self.bc(),
@@ -108,6 +134,7 @@ impl Cpu {
             _ => self.sp,
         }
     }
+    #[inline(always)]
     fn set_rp(&mut self, index: u8, v: u16) {
         match index & 3 {
             0 => [self.b, self.c] = v.to_be_bytes(),
@@ -118,6 +145,7 @@ impl Cpu {
     }
 
     /// 8-bit operand by the 3-bit field (B C D E H L (HL) A); (HL) costs a bus cycle.
+    #[inline(always)]
     fn read_r<B: CpuBus>(&mut self, bus: &mut B, index: u8) -> u8 {
         match index & 7 {
             0 => self.b,
@@ -130,6 +158,7 @@ impl Cpu {
             _ => self.a,
         }
     }
+    #[inline(always)]
     fn write_r<B: CpuBus>(&mut self, bus: &mut B, index: u8, v: u8) {
         match index & 7 {
             0 => self.b = v,
@@ -143,17 +172,19 @@ impl Cpu {
         }
     }
 
-    #[inline]
+    #[inline(always)]
     fn fetch<B: CpuBus>(&mut self, bus: &mut B) -> u8 {
         let v = bus.read_cycle(self.pc);
         self.pc = self.pc.wrapping_add(1);
         v
     }
+    #[inline(always)]
     fn fetch16<B: CpuBus>(&mut self, bus: &mut B) -> u16 {
         let lo = self.fetch(bus);
         let hi = self.fetch(bus);
         u16::from_le_bytes([lo, hi])
     }
+    #[inline(always)]
     fn push16<B: CpuBus>(&mut self, bus: &mut B, v: u16) {
         let [hi, lo] = v.to_be_bytes();
         self.sp = self.sp.wrapping_sub(1);
@@ -161,6 +192,7 @@ impl Cpu {
         self.sp = self.sp.wrapping_sub(1);
         bus.write_cycle(self.sp, lo);
     }
+    #[inline(always)]
     fn pop16<B: CpuBus>(&mut self, bus: &mut B) -> u16 {
         let lo = bus.read_cycle(self.sp);
         self.sp = self.sp.wrapping_add(1);
@@ -168,6 +200,7 @@ impl Cpu {
         self.sp = self.sp.wrapping_add(1);
         u16::from_le_bytes([lo, hi])
     }
+    #[inline(always)]
     fn condition(&self, cc: u8) -> bool {
         match cc & 3 {
             0 => !self.flag(FLAG_Z),
@@ -184,7 +217,27 @@ impl Cpu {
     /// taken: the fetched byte is then discarded and that cycle is the first of the dispatch.
     /// A halted CPU samples the same way every M-cycle, which makes HALT wake up with exactly
     /// the timing of a run of NOPs (mooneye `halt_ime1_timing2`).
+    #[inline(always)]
     pub fn step<B: CpuBus>(&mut self, bus: &mut B) {
+        // Fast path: no lock, HALT, HALT bug or pending EI; the same steps as `step_slow` takes
+        // with those flags clear.
+        if !(self.locked | self.halted | self.halt_bug | self.ei_pending) {
+            let opcode = self.fetch(bus);
+            if self.ime && bus.pending_interrupts() != 0 {
+                // The fetch was the dispatch's first cycle; PC stays on the discarded opcode.
+                self.pc = self.pc.wrapping_sub(1);
+                self.dispatch_interrupt(bus);
+                return;
+            }
+            self.execute(bus, opcode);
+            self.di_executed = false;
+            return;
+        }
+        self.step_slow(bus);
+    }
+
+    #[inline(never)]
+    fn step_slow<B: CpuBus>(&mut self, bus: &mut B) {
         if self.locked {
             bus.halt_cycle();
             return;
@@ -260,20 +313,34 @@ impl Cpu {
         bus.idle_cycle();
     }
 
+    #[inline(always)]
     fn alu<B: CpuBus>(&mut self, _bus: &mut B, op: u8, v: u8) {
         let a = self.a;
         match op & 7 {
             0 | 1 => {
                 // ADD / ADC
-                let carry = if op & 7 == 1 && self.flag(FLAG_C) { 1 } else { 0 };
+                let carry = if op & 7 == 1 && self.flag(FLAG_C) {
+                    1
+                } else {
+                    0
+                };
                 let sum = a as u16 + v as u16 + carry as u16;
                 let r = sum as u8;
-                self.set_flags(r == 0, false, (a & 0xF) + (v & 0xF) + carry > 0xF, sum > 0xFF);
+                self.set_flags(
+                    r == 0,
+                    false,
+                    (a & 0xF) + (v & 0xF) + carry > 0xF,
+                    sum > 0xFF,
+                );
                 self.a = r;
             }
             2 | 3 | 7 => {
                 // SUB / SBC / CP
-                let carry = if op & 7 == 3 && self.flag(FLAG_C) { 1 } else { 0 };
+                let carry = if op & 7 == 3 && self.flag(FLAG_C) {
+                    1
+                } else {
+                    0
+                };
                 let diff = a as i16 - v as i16 - carry as i16;
                 let r = diff as u8;
                 let half = (a & 0xF) as i16 - (v & 0xF) as i16 - carry as i16;
@@ -298,24 +365,40 @@ impl Cpu {
     }
 
     /// The CB-prefixed rotate/shift group; returns the result and sets Z N H C.
+    #[inline(always)]
     fn rotate(&mut self, op: u8, v: u8) -> u8 {
         let carry_in = self.flag(FLAG_C) as u8;
         let (r, c) = match op & 7 {
-            0 => (v.rotate_left(1), v & 0x80 != 0),            // RLC
-            1 => (v.rotate_right(1), v & 1 != 0),               // RRC
-            2 => (v << 1 | carry_in, v & 0x80 != 0),            // RL
-            3 => (v >> 1 | carry_in << 7, v & 1 != 0),          // RR
-            4 => (v << 1, v & 0x80 != 0),                       // SLA
-            5 => (((v as i8) >> 1) as u8, v & 1 != 0),          // SRA
-            6 => (v.rotate_left(4), false),                     // SWAP
-            _ => (v >> 1, v & 1 != 0),                          // SRL
+            0 => (v.rotate_left(1), v & 0x80 != 0),    // RLC
+            1 => (v.rotate_right(1), v & 1 != 0),      // RRC
+            2 => (v << 1 | carry_in, v & 0x80 != 0),   // RL
+            3 => (v >> 1 | carry_in << 7, v & 1 != 0), // RR
+            4 => (v << 1, v & 0x80 != 0),              // SLA
+            5 => (((v as i8) >> 1) as u8, v & 1 != 0), // SRA
+            6 => (v.rotate_left(4), false),            // SWAP
+            _ => (v >> 1, v & 1 != 0),                 // SRL
         };
         self.set_flags(r == 0, false, false, c);
         r
     }
 
+    /// Fetches a CB-prefixed opcode and runs it through a body specialised for that opcode.
     fn execute_cb<B: CpuBus>(&mut self, bus: &mut B) {
         let op = self.fetch(bus);
+        macro_rules! dispatch_cb {
+            ($($n:literal)*) => {
+                match op {
+                    $($n => self.execute_cb_op::<B, $n>(bus),)*
+                }
+            };
+        }
+        with_every_byte!(dispatch_cb);
+    }
+
+    /// One CB-prefixed opcode; `OP` is a constant, so the register and bit fields fold away.
+    #[inline(always)]
+    fn execute_cb_op<B: CpuBus, const OP: u8>(&mut self, bus: &mut B) {
+        let op = OP;
         let reg = op & 7;
         let bit = (op >> 3) & 7;
         match op >> 6 {
@@ -340,6 +423,7 @@ impl Cpu {
         }
     }
 
+    #[inline(always)]
     fn add_sp_offset<B: CpuBus>(&mut self, bus: &mut B) -> u16 {
         let offset = self.fetch(bus) as i8 as i16 as u16;
         let sp = self.sp;
@@ -349,7 +433,22 @@ impl Cpu {
         sp.wrapping_add(offset)
     }
 
+    /// Runs one opcode through a body specialised for it (the match below has one arm per opcode,
+    /// each a copy of `execute_op` with the opcode's register fields known at compile time).
     fn execute<B: CpuBus>(&mut self, bus: &mut B, op: u8) {
+        macro_rules! dispatch {
+            ($($n:literal)*) => {
+                match op {
+                    $($n => self.execute_op::<B, $n>(bus),)*
+                }
+            };
+        }
+        with_every_byte!(dispatch);
+    }
+
+    #[inline(always)]
+    fn execute_op<B: CpuBus, const OP: u8>(&mut self, bus: &mut B) {
+        let op = OP;
         match op {
             0x00 => {}
             0x10 => {
@@ -556,7 +655,11 @@ impl Cpu {
             }
             // PUSH / POP (AF's low nibble of F is always zero)
             0xC5 | 0xD5 | 0xE5 | 0xF5 => {
-                let v = if op == 0xF5 { u16::from_be_bytes([self.a, self.f]) } else { self.rp((op >> 4) & 3) };
+                let v = if op == 0xF5 {
+                    u16::from_be_bytes([self.a, self.f])
+                } else {
+                    self.rp((op >> 4) & 3)
+                };
                 bus.idle_cycle();
                 self.push16(bus, v);
             }
@@ -616,12 +719,20 @@ impl Cpu {
     }
 
     pub fn save(&self, w: &mut StateWriter) {
-        for v in [self.a, self.f, self.b, self.c, self.d, self.e, self.h, self.l] {
+        for v in [
+            self.a, self.f, self.b, self.c, self.d, self.e, self.h, self.l,
+        ] {
             w.u8(v);
         }
         w.u16(self.sp);
         w.u16(self.pc);
-        for v in [self.ime, self.ei_pending, self.halted, self.halt_bug, self.locked] {
+        for v in [
+            self.ime,
+            self.ei_pending,
+            self.halted,
+            self.halt_bug,
+            self.locked,
+        ] {
             w.bool(v);
         }
     }
@@ -630,7 +741,10 @@ impl Cpu {
         self.a = r.u8()?;
         self.f = r.u8()?;
         if self.f & 0x0F != 0 {
-            return Err(StateError(format!("CPU flag register 0x{:02X} has low bits set", self.f)));
+            return Err(StateError(format!(
+                "CPU flag register 0x{:02X} has low bits set",
+                self.f
+            )));
         }
         self.b = r.u8()?;
         self.c = r.u8()?;
@@ -693,8 +807,19 @@ mod tests {
 
     /// M-cycle at which the VBlank handler's first opcode is fetched.
     fn handler_fetch_cycle(raise_at: u64, halted: bool) -> u64 {
-        let mut bus = TestBus { mem: vec![0; 0x10000], cycle: 0, raise_at, flags: 0 };
-        let mut cpu = Cpu { pc: 0x1000, sp: 0xD000, ime: true, halted, ..Default::default() };
+        let mut bus = TestBus {
+            mem: vec![0; 0x10000],
+            cycle: 0,
+            raise_at,
+            flags: 0,
+        };
+        let mut cpu = Cpu {
+            pc: 0x1000,
+            sp: 0xD000,
+            ime: true,
+            halted,
+            ..Default::default()
+        };
         while cpu.pc != 0x0040 {
             cpu.step(&mut bus);
         }

@@ -59,7 +59,11 @@ impl OamDma {
         self.register = value;
         self.source = (value as u16) << 8;
         self.first_copy = now + 8;
-        self.busy_from = if continuing { self.busy_from.min(now + 4) } else { self.first_copy };
+        self.busy_from = if continuing {
+            self.busy_from.min(now + 4)
+        } else {
+            self.first_copy
+        };
         self.copied = 0;
         self.active = true;
     }
@@ -167,7 +171,10 @@ mod tests {
         d.request(0x80, 0);
         while d.next_due(40).is_some() {}
         d.request(0xC0, 40);
-        assert!(d.blocks_oam(44), "the old transfer still runs in the restart's setup cycle");
+        assert!(
+            d.blocks_oam(44),
+            "the old transfer still runs in the restart's setup cycle"
+        );
         assert_eq!(d.next_due(44), Some((0x8009, 9)));
         assert_eq!(d.next_due(48), Some((0xC000, 0)));
         assert!(!d.blocks_oam(48 + 4 * 160));

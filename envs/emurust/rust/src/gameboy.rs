@@ -29,7 +29,9 @@ pub struct GameBoy {
 
 /// 64-bit FNV-1a of the ROM: a save state only loads into the game it came from.
 fn rom_id(rom: &[u8]) -> u64 {
-    rom.iter().fold(0xcbf2_9ce4_8422_2325u64, |h, &b| (h ^ b as u64).wrapping_mul(0x100_0000_01b3))
+    rom.iter().fold(0xcbf2_9ce4_8422_2325u64, |h, &b| {
+        (h ^ b as u64).wrapping_mul(0x100_0000_01b3)
+    })
 }
 
 impl GameBoy {
@@ -39,12 +41,20 @@ impl GameBoy {
     }
 
     pub fn with_power_on(rom: Vec<u8>, power_on: PowerOn) -> Result<Self, CartridgeError> {
-        let mut gb = GameBoy { cpu: Cpu::after_boot(), bus: Bus::new(Cartridge::from_rom(rom)?), lcd_off_since: 0 };
+        let mut gb = GameBoy {
+            cpu: Cpu::after_boot(),
+            bus: Bus::new(Cartridge::from_rom(rom)?),
+            lcd_off_since: 0,
+        };
         if power_on == PowerOn::PyBoy {
             let cpu = &mut gb.cpu;
-            (cpu.a, cpu.f, cpu.b, cpu.c, cpu.d, cpu.e, cpu.h, cpu.l) = (0x01, 0xD0, 0x00, 0x13, 0x00, 0x8F, 0x00, 0x87);
+            (cpu.a, cpu.f, cpu.b, cpu.c, cpu.d, cpu.e, cpu.h, cpu.l) =
+                (0x01, 0xD0, 0x00, 0x13, 0x00, 0x8F, 0x00, 0x87);
             gb.bus.set_power_on_clock(4_507_360, 0xC6E0);
-            gb.bus.ppu.set_vblank_position(145, 112).expect("a VBlank position");
+            gb.bus
+                .ppu
+                .set_vblank_position(145, 112)
+                .expect("a VBlank position");
             gb.bus.hram[0xFFFC - 0xFF80] = 0xB1;
         }
         gb.bus.sync_all();
@@ -97,7 +107,9 @@ impl GameBoy {
 
     /// Pressed buttons as a bit mask in `joypad::BUTTON_NAMES` order.
     pub fn set_buttons(&mut self, mask: u8) {
-        self.bus.joypad.set_buttons(mask, &mut self.bus.interrupt_flags);
+        self.bus
+            .joypad
+            .set_buttons(mask, &mut self.bus.interrupt_flags);
     }
 
     pub fn screen(&self) -> &[u8; SCREEN_WIDTH * SCREEN_HEIGHT] {
@@ -133,7 +145,9 @@ impl GameBoy {
     pub fn load_state(&mut self, data: &[u8]) -> Result<(), StateError> {
         let mut r = StateReader::new(data)?;
         if r.u64()? != rom_id(self.bus.cartridge.rom()) {
-            return Err(StateError("the state was saved from a different ROM".into()));
+            return Err(StateError(
+                "the state was saved from a different ROM".into(),
+            ));
         }
         let rom = self.bus.cartridge.rom().to_vec();
         let mut fresh = GameBoy::new(rom).map_err(|e| StateError(e.to_string()))?;

@@ -15,7 +15,10 @@ pub struct Joypad {
 
 impl Default for Joypad {
     fn default() -> Self {
-        Joypad { select: 0x30, buttons: 0 }
+        Joypad {
+            select: 0x30,
+            buttons: 0,
+        }
     }
 }
 

@@ -617,7 +617,9 @@ impl Ppu {
     /// would have left it (see `gameboy::PowerOn::PyBoy`).
     pub fn set_vblank_position(&mut self, line: u8, dot: u32) -> Result<(), String> {
         if !(VBLANK_LINE + 1..LAST_LINE).contains(&line) || dot >= DOTS_PER_LINE || !self.lcd_on() {
-            return Err(format!("LCD position line {line} dot {dot} is not inside VBlank lines 145..=152"));
+            return Err(format!(
+                "LCD position line {line} dot {dot} is not inside VBlank lines 145..=152"
+            ));
         }
         self.line = line;
         self.ly = line;
@@ -657,22 +659,28 @@ impl Ppu {
     fn oam_scan(&mut self) {
         let height = self.sprite_height();
         let target = self.line as u16 + 16;
+        // First a branch-free pass: bit i set when object i covers the line. `target - y`
+        // wraps to a large value when y > target, so one comparison checks both bounds.
+        let mut hits: u64 = 0;
+        for (index, entry) in self.oam.chunks_exact(4).take(40).enumerate() {
+            let covers = target.wrapping_sub(entry[0] as u16) < height;
+            hits |= (covers as u64) << index;
+        }
         let mut count = 0usize;
-        for index in 0..40usize {
+        while hits != 0 {
+            let index = hits.trailing_zeros() as usize;
+            hits &= hits - 1;
             let base = index * 4;
-            let y = self.oam[base] as u16;
-            if target >= y && target < y + height {
-                self.sprites[count] = LineSprite {
-                    y: self.oam[base],
-                    x: self.oam[base + 1],
-                    tile: self.oam[base + 2],
-                    attr: self.oam[base + 3],
-                    index: index as u8,
-                };
-                count += 1;
-                if count == MAX_LINE_SPRITES {
-                    break;
-                }
+            self.sprites[count] = LineSprite {
+                y: self.oam[base],
+                x: self.oam[base + 1],
+                tile: self.oam[base + 2],
+                attr: self.oam[base + 3],
+                index: index as u8,
+            };
+            count += 1;
+            if count == MAX_LINE_SPRITES {
+                break;
             }
         }
         self.sprite_count = count as u8;
@@ -803,6 +811,7 @@ impl Ppu {
 
         // Objects: bits 0-1 color (non-zero when set), plus the palette and priority attributes.
         let mut obj = [0u8; SCREEN_WIDTH];
+        let mut any_obj = false;
         if self.lcdc & LCDC_OBJ_ENABLE != 0 {
             let height = self.sprite_height() as i32;
             for sprite in &self.sprites[..self.sprite_count as usize] {
@@ -837,6 +846,7 @@ impl Ppu {
                     let color = Self::pixel_color(lo, hi, src_col as u32);
                     if color != 0 {
                         obj[sx as usize] = color | (sprite.attr & (ATTR_BEHIND_BG | ATTR_PALETTE));
+                        any_obj = true;
                     }
                 }
             }
@@ -844,6 +854,27 @@ impl Ppu {
 
         let (bgp, obp0, obp1) = (self.bgp, self.obp0, self.obp1);
         let out = &mut self.back[line * SCREEN_WIDTH..(line + 1) * SCREEN_WIDTH];
+        if !any_obj {
+            // No object pixel on this line: only the background palette applies.
+            // Eight pixels at a time: each byte of `colors` is a color number 0..=3; build a 0/1
+            // byte mask per color number and add that color's shade (0..=3) into each byte.
+            const ONES: u64 = 0x0101_0101_0101_0101;
+            let shade = |k: u8| ((bgp >> (2 * k)) & 3) as u64;
+            for (o, b) in out.chunks_exact_mut(8).zip(bg.chunks_exact(8)) {
+                let mut colors = [0u8; 8];
+                colors.copy_from_slice(b);
+                let colors = u64::from_le_bytes(colors);
+                let c0 = colors & ONES;
+                let c1 = (colors >> 1) & ONES;
+                let m0 = (c0 ^ ONES) & (c1 ^ ONES);
+                let m1 = c0 & (c1 ^ ONES);
+                let m2 = (c0 ^ ONES) & c1;
+                let m3 = c0 & c1;
+                let v = m0 * shade(0) + m1 * shade(1) + m2 * shade(2) + m3 * shade(3);
+                o.copy_from_slice(&v.to_le_bytes());
+            }
+            return;
+        }
         for x in 0..SCREEN_WIDTH {
             let bgc = bg[x];
             let o = obj[x];

@@ -15,8 +15,18 @@ use pyo3::exceptions::{PyIndexError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict};
 
-create_exception!(emurust_core, RomError, PyValueError, "The ROM cannot be loaded (bad header or unsupported cartridge).");
-create_exception!(emurust_core, StateError, PyValueError, "A save state is corrupt or belongs to another ROM.");
+create_exception!(
+    emurust_core,
+    RomError,
+    PyValueError,
+    "The ROM cannot be loaded (bad header or unsupported cartridge)."
+);
+create_exception!(
+    emurust_core,
+    StateError,
+    PyValueError,
+    "A save state is corrupt or belongs to another ROM."
+);
 
 fn rom_error(e: crate::cartridge::CartridgeError) -> PyErr {
     RomError::new_err(e.to_string())
@@ -27,7 +37,8 @@ fn state_error(e: crate::state::StateError) -> PyErr {
 }
 
 fn check_address(addr: i64) -> PyResult<u16> {
-    u16::try_from(addr).map_err(|_| PyIndexError::new_err(format!("address {addr} is outside 0x0000..=0xFFFF")))
+    u16::try_from(addr)
+        .map_err(|_| PyIndexError::new_err(format!("address {addr} is outside 0x0000..=0xFFFF")))
 }
 
 fn check_range(start: i64, stop: i64) -> PyResult<(u16, usize)> {
@@ -44,12 +55,18 @@ fn button_bit(name: &str) -> PyResult<u8> {
         .iter()
         .position(|&b| b == name.to_ascii_lowercase())
         .map(|i| 1u8 << i)
-        .ok_or_else(|| PyValueError::new_err(format!("unknown button {name:?}; buttons are {BUTTON_NAMES:?}")))
+        .ok_or_else(|| {
+            PyValueError::new_err(format!(
+                "unknown button {name:?}; buttons are {BUTTON_NAMES:?}"
+            ))
+        })
 }
 
 fn check_mask(mask: i64) -> PyResult<u8> {
     u8::try_from(mask).map_err(|_| {
-        PyValueError::new_err(format!("button mask {mask} must be in 0..=255 (bit i = {BUTTON_NAMES:?}[i] pressed)"))
+        PyValueError::new_err(format!(
+            "button mask {mask} must be in 0..=255 (bit i = {BUTTON_NAMES:?}[i] pressed)"
+        ))
     })
 }
 
@@ -69,7 +86,11 @@ impl PyGameBoy {
         let power_on = match power_on {
             "dmg" => PowerOn::Dmg,
             "pyboy" => PowerOn::PyBoy,
-            other => return Err(PyValueError::new_err(format!("power_on must be 'dmg' or 'pyboy', got {other:?}"))),
+            other => {
+                return Err(PyValueError::new_err(format!(
+                    "power_on must be 'dmg' or 'pyboy', got {other:?}"
+                )))
+            }
         };
         let mut inner = GameBoy::with_power_on(rom.to_vec(), power_on).map_err(rom_error)?;
         inner.set_render(render);
@@ -89,7 +110,8 @@ impl PyGameBoy {
     /// Runs `frames` frames (each ends when the PPU enters VBlank) without holding the GIL.
     #[pyo3(signature = (frames=1))]
     fn run_frames(&mut self, py: Python<'_>, frames: i64) -> PyResult<()> {
-        let frames = u32::try_from(frames).map_err(|_| PyValueError::new_err(format!("frames must be >= 0, got {frames}")))?;
+        let frames = u32::try_from(frames)
+            .map_err(|_| PyValueError::new_err(format!("frames must be >= 0, got {frames}")))?;
         let inner = &mut self.inner;
         py.detach(|| inner.run_frames(frames));
         Ok(())
@@ -147,14 +169,22 @@ impl PyGameBoy {
     }
 
     /// Bytes [start, stop) as the CPU would see them (VRAM/OAM as stored, without PPU blocking).
-    fn read_range<'py>(&self, py: Python<'py>, start: i64, stop: i64) -> PyResult<Bound<'py, PyBytes>> {
+    fn read_range<'py>(
+        &self,
+        py: Python<'py>,
+        start: i64,
+        stop: i64,
+    ) -> PyResult<Bound<'py, PyBytes>> {
         let (start, length) = check_range(start, stop)?;
-        let data: Vec<u8> = (0..length).map(|i| self.inner.read_memory(start.wrapping_add(i as u16))).collect();
+        let data: Vec<u8> = (0..length)
+            .map(|i| self.inner.read_memory(start.wrapping_add(i as u16)))
+            .collect();
         Ok(PyBytes::new(py, &data))
     }
 
     fn write_memory(&mut self, addr: i64, value: i64) -> PyResult<()> {
-        let value = u8::try_from(value).map_err(|_| PyValueError::new_err(format!("byte value {value} is outside 0..=255")))?;
+        let value = u8::try_from(value)
+            .map_err(|_| PyValueError::new_err(format!("byte value {value} is outside 0..=255")))?;
         self.inner.write_memory(check_address(addr)?, value);
         Ok(())
     }
@@ -192,7 +222,16 @@ impl PyGameBoy {
     fn registers<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
         let cpu = &self.inner.cpu;
         let d = PyDict::new(py);
-        for (k, v) in [("a", cpu.a), ("f", cpu.f), ("b", cpu.b), ("c", cpu.c), ("d", cpu.d), ("e", cpu.e), ("h", cpu.h), ("l", cpu.l)] {
+        for (k, v) in [
+            ("a", cpu.a),
+            ("f", cpu.f),
+            ("b", cpu.b),
+            ("c", cpu.c),
+            ("d", cpu.d),
+            ("e", cpu.e),
+            ("h", cpu.h),
+            ("l", cpu.l),
+        ] {
             d.set_item(k, v)?;
         }
         d.set_item("sp", cpu.sp)?;
@@ -231,8 +270,15 @@ impl GameBoyVec {
     }
 
     /// Sets each env's buttons (uint8 masks, shape (num_envs,)) and runs `frames` frames in each.
-    fn step(&mut self, py: Python<'_>, buttons: PyReadonlyArray1<'_, u8>, frames: u32) -> PyResult<()> {
-        let masks = buttons.as_slice().map_err(|_| PyValueError::new_err("buttons must be a contiguous uint8 array"))?;
+    fn step(
+        &mut self,
+        py: Python<'_>,
+        buttons: PyReadonlyArray1<'_, u8>,
+        frames: u32,
+    ) -> PyResult<()> {
+        let masks = buttons
+            .as_slice()
+            .map_err(|_| PyValueError::new_err("buttons must be a contiguous uint8 array"))?;
         if masks.len() != self.inner.len() {
             return Err(PyValueError::new_err(format!(
                 "buttons has shape ({},), expected ({},): one uint8 mask per env",
@@ -263,7 +309,12 @@ impl GameBoyVec {
     }
 
     /// Memory bytes [start, stop) of every env, shape (num_envs, stop - start).
-    fn read_range<'py>(&self, py: Python<'py>, start: i64, stop: i64) -> PyResult<Bound<'py, PyArray2<u8>>> {
+    fn read_range<'py>(
+        &self,
+        py: Python<'py>,
+        start: i64,
+        stop: i64,
+    ) -> PyResult<Bound<'py, PyArray2<u8>>> {
         let (start, length) = check_range(start, stop)?;
         let out = PyArray2::<u8>::zeros(py, [self.inner.len(), length], false);
         {
@@ -286,19 +337,27 @@ impl GameBoyVec {
 
     fn load_state(&mut self, index: usize, data: &[u8]) -> PyResult<()> {
         self.check_index(index)?;
-        self.inner.get_mut(index).load_state(data).map_err(state_error)
+        self.inner
+            .get_mut(index)
+            .load_state(data)
+            .map_err(state_error)
     }
 
     #[getter]
     fn frame_counts(&self) -> Vec<u64> {
-        (0..self.inner.len()).map(|i| self.inner.get(i).frame_count()).collect()
+        (0..self.inner.len())
+            .map(|i| self.inner.get(i).frame_count())
+            .collect()
     }
 }
 
 impl GameBoyVec {
     fn check_index(&self, index: usize) -> PyResult<()> {
         if index >= self.inner.len() {
-            return Err(PyIndexError::new_err(format!("env index {index} out of range for {} envs", self.inner.len())));
+            return Err(PyIndexError::new_err(format!(
+                "env index {index} out of range for {} envs",
+                self.inner.len()
+            )));
         }
         Ok(())
     }
@@ -312,7 +371,11 @@ fn sm83_step<'py>(
     py: Python<'py>,
     registers: Bound<'py, PyDict>,
     ram: Vec<(u16, u8)>,
-) -> PyResult<(Bound<'py, PyDict>, Vec<(u16, u8)>, Vec<(u16, u8, &'static str)>)> {
+) -> PyResult<(
+    Bound<'py, PyDict>,
+    Vec<(u16, u8)>,
+    Vec<(u16, u8, &'static str)>,
+)> {
     let get = |k: &str| -> PyResult<u64> {
         registers
             .get_item(k)?
@@ -321,7 +384,8 @@ fn sm83_step<'py>(
     };
     let mut eight = [0u8; 8];
     for (i, k) in ["a", "b", "c", "d", "e", "f", "h", "l"].iter().enumerate() {
-        eight[i] = u8::try_from(get(k)?).map_err(|_| PyValueError::new_err(format!("register {k} out of range")))?;
+        eight[i] = u8::try_from(get(k)?)
+            .map_err(|_| PyValueError::new_err(format!("register {k} out of range")))?;
     }
     let sp = u16::try_from(get("sp")?).map_err(|_| PyValueError::new_err("sp out of range"))?;
     let pc = u16::try_from(get("pc")?).map_err(|_| PyValueError::new_err("pc out of range"))?;
@@ -335,7 +399,10 @@ fn sm83_step<'py>(
     out.set_item("pc", pc)?;
     out.set_item("ime", ime as u8)?;
     out.set_item("ei", ei as u8)?;
-    let memory = ram.iter().map(|&(addr, _)| (addr, bus.memory[addr as usize])).collect();
+    let memory = ram
+        .iter()
+        .map(|&(addr, _)| (addr, bus.memory[addr as usize]))
+        .collect();
     let cycles = bus
         .cycles
         .iter()

@@ -17,7 +17,10 @@ pub struct FlatBus {
 
 impl FlatBus {
     pub fn new() -> Self {
-        FlatBus { memory: vec![0; 0x10000], cycles: Vec::new() }
+        FlatBus {
+            memory: vec![0; 0x10000],
+            cycles: Vec::new(),
+        }
     }
 }
 
@@ -51,17 +54,32 @@ pub type Registers = ([u8; 8], u16, u16, bool);
 
 /// Runs exactly one instruction from the given registers and memory bytes.
 /// Returns the registers after it (plus the pending-EI flag) and the bus cycles it made.
-pub fn run_one(
-    registers: Registers,
-    ram: &[(u16, u8)],
-) -> (Registers, bool, FlatBus) {
+pub fn run_one(registers: Registers, ram: &[(u16, u8)]) -> (Registers, bool, FlatBus) {
     let mut bus = FlatBus::new();
     for &(addr, v) in ram {
         bus.memory[addr as usize] = v;
     }
     let ([a, b, c, d, e, f, h, l], sp, pc, ime) = registers;
-    let mut cpu = Cpu { a, b, c, d, e, f, h, l, sp, pc, ime, ..Default::default() };
+    let mut cpu = Cpu {
+        a,
+        b,
+        c,
+        d,
+        e,
+        f,
+        h,
+        l,
+        sp,
+        pc,
+        ime,
+        ..Default::default()
+    };
     cpu.step(&mut bus);
-    let out = ([cpu.a, cpu.b, cpu.c, cpu.d, cpu.e, cpu.f, cpu.h, cpu.l], cpu.sp, cpu.pc, cpu.ime);
+    let out = (
+        [cpu.a, cpu.b, cpu.c, cpu.d, cpu.e, cpu.f, cpu.h, cpu.l],
+        cpu.sp,
+        cpu.pc,
+        cpu.ime,
+    );
     (out, cpu.ei_pending, bus)
 }

@@ -83,11 +83,15 @@ impl<'a> StateReader<'a> {
     /// Checks header and checksum; the reader then walks the payload.
     pub fn new(data: &'a [u8]) -> Result<Self, StateError> {
         if data.len() < 28 || &data[..8] != MAGIC {
-            return Err(StateError("not an emurust save state (bad magic or too short)".into()));
+            return Err(StateError(
+                "not an emurust save state (bad magic or too short)".into(),
+            ));
         }
         let version = u32::from_le_bytes(data[8..12].try_into().unwrap());
         if version != VERSION {
-            return Err(StateError(format!("format version {version}, this build reads {VERSION}")));
+            return Err(StateError(format!(
+                "format version {version}, this build reads {VERSION}"
+            )));
         }
         let length = u64::from_le_bytes(data[12..20].try_into().unwrap()) as usize;
         if data.len() != 20 + length + 8 {
@@ -100,14 +104,19 @@ impl<'a> StateReader<'a> {
         let payload = &data[20..20 + length];
         let stored = u64::from_le_bytes(data[20 + length..].try_into().unwrap());
         if stored != checksum(payload) {
-            return Err(StateError("checksum mismatch (the state was modified or damaged)".into()));
+            return Err(StateError(
+                "checksum mismatch (the state was modified or damaged)".into(),
+            ));
         }
         Ok(Self { payload, pos: 0 })
     }
 
     fn take(&mut self, n: usize) -> Result<&'a [u8], StateError> {
         if self.pos + n > self.payload.len() {
-            return Err(StateError(format!("payload ends early at byte {}", self.pos)));
+            return Err(StateError(format!(
+                "payload ends early at byte {}",
+                self.pos
+            )));
         }
         let slice = &self.payload[self.pos..self.pos + n];
         self.pos += n;
@@ -120,7 +129,10 @@ impl<'a> StateReader<'a> {
         match self.u8()? {
             0 => Ok(false),
             1 => Ok(true),
-            v => Err(StateError(format!("bad boolean {v} at byte {}", self.pos - 1))),
+            v => Err(StateError(format!(
+                "bad boolean {v} at byte {}",
+                self.pos - 1
+            ))),
         }
     }
     pub fn u16(&mut self) -> Result<u16, StateError> {
@@ -139,7 +151,10 @@ impl<'a> StateReader<'a> {
     pub fn bytes_into(&mut self, out: &mut [u8]) -> Result<(), StateError> {
         let n = self.u32()? as usize;
         if n != out.len() {
-            return Err(StateError(format!("block of {n} bytes where {} were expected", out.len())));
+            return Err(StateError(format!(
+                "block of {n} bytes where {} were expected",
+                out.len()
+            )));
         }
         out.copy_from_slice(self.take(n)?);
         Ok(())
@@ -150,7 +165,10 @@ impl<'a> StateReader<'a> {
     }
     pub fn finish(self) -> Result<(), StateError> {
         if self.pos != self.payload.len() {
-            return Err(StateError(format!("{} unread bytes at the end", self.payload.len() - self.pos)));
+            return Err(StateError(format!(
+                "{} unread bytes at the end",
+                self.payload.len() - self.pos
+            )));
         }
         Ok(())
     }

@@ -34,7 +34,14 @@ impl Default for Timer {
 impl Timer {
     /// After the DMG boot ROM: DIV = 0xAB.
     pub fn new() -> Self {
-        Timer { counter: 0xABCC, tima: 0, tma: 0, tac: 0xF8, overflow_age: 0, reloading: false }
+        Timer {
+            counter: 0xABCC,
+            tima: 0,
+            tma: 0,
+            tac: 0xF8,
+            overflow_age: 0,
+            reloading: false,
+        }
     }
 
     /// The counter bit whose falling edge ticks TIMA, ANDed with the enable bit.
@@ -113,14 +120,11 @@ impl Timer {
     #[inline]
     pub fn tick(&mut self, interrupt_flags: &mut u8) {
         self.reloading = false;
-        match self.overflow_age {
-            1 => {
-                self.overflow_age = 0;
-                self.tima = self.tma;
-                *interrupt_flags |= interrupts::TIMER;
-                self.reloading = true;
-            }
-            _ => {}
+        if self.overflow_age == 1 {
+            self.overflow_age = 0;
+            self.tima = self.tma;
+            *interrupt_flags |= interrupts::TIMER;
+            self.reloading = true;
         }
         let before = self.signal();
         self.counter = self.counter.wrapping_add(4);
@@ -240,7 +244,11 @@ mod tests {
         assert_eq!(t.read(0xFF05), 0, "TIMA is 0 in the overflow cycle");
         assert_eq!(flags, 0);
         t.tick(&mut flags);
-        assert_eq!(t.read(0xFF05), 0x42, "reloaded one M-cycle after the overflow");
+        assert_eq!(
+            t.read(0xFF05),
+            0x42,
+            "reloaded one M-cycle after the overflow"
+        );
         assert_eq!(flags, interrupts::TIMER);
     }
 
@@ -283,10 +291,17 @@ mod tests {
                             }
                         }
                         lazy.advance(span, &mut f2);
-                        assert_eq!(stepped, lazy, "tac {tac} tima {tima} start {start} span {span}");
+                        assert_eq!(
+                            stepped, lazy,
+                            "tac {tac} tima {tima} start {start} span {span}"
+                        );
                         assert_eq!(f1, f2);
                         if let Some(at) = first_interrupt {
-                            assert_eq!(predicted, Some(at), "interrupt time, tac {tac} tima {tima} start {start}");
+                            assert_eq!(
+                                predicted,
+                                Some(at),
+                                "interrupt time, tac {tac} tima {tima} start {start}"
+                            );
                         }
                     }
                 }
@@ -308,13 +323,25 @@ mod tests {
         };
         let mut t = setup();
         t.write(0xFF05, 0x10);
-        assert_eq!(t.read(0xFF05), 0x42, "TIMA write in the reload cycle is ignored");
+        assert_eq!(
+            t.read(0xFF05),
+            0x42,
+            "TIMA write in the reload cycle is ignored"
+        );
         let mut t = setup();
         t.write(0xFF06, 0x77);
-        assert_eq!(t.read(0xFF05), 0x77, "TMA write in the reload cycle reaches TIMA");
+        assert_eq!(
+            t.read(0xFF05),
+            0x77,
+            "TMA write in the reload cycle reaches TIMA"
+        );
         run(&mut t, 1);
         t.write(0xFF05, 0x10);
-        assert_eq!(t.read(0xFF05), 0x10, "writes work again after the reload cycle");
+        assert_eq!(
+            t.read(0xFF05),
+            0x10,
+            "writes work again after the reload cycle"
+        );
     }
 
     #[test]

@@ -33,7 +33,9 @@ impl GameBoyVec {
                 rayon::ThreadPoolBuilder::new()
                     .num_threads(threads)
                     .build()
-                    .map_err(|e| VecError::Threads(format!("cannot start {threads} threads: {e}")))?,
+                    .map_err(|e| {
+                        VecError::Threads(format!("cannot start {threads} threads: {e}"))
+                    })?,
             )
         };
         Ok(GameBoyVec { consoles, pool })
@@ -58,10 +60,13 @@ impl GameBoyVec {
     /// Sets each console's buttons and runs `frames` frames in each; `masks.len()` must equal `len()`.
     pub fn step(&mut self, masks: &[u8], frames: u32) {
         let work = |consoles: &mut Vec<GameBoy>| {
-            consoles.par_iter_mut().zip(masks.par_iter()).for_each(|(gb, &mask)| {
-                gb.set_buttons(mask);
-                gb.run_frames(frames);
-            })
+            consoles
+                .par_iter_mut()
+                .zip(masks.par_iter())
+                .for_each(|(gb, &mask)| {
+                    gb.set_buttons(mask);
+                    gb.run_frames(frames);
+                })
         };
         match &self.pool {
             Some(pool) => pool.install(|| work(&mut self.consoles)),
