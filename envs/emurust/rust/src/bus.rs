@@ -41,6 +41,11 @@ pub struct Bus {
     pub deadline: u64,
     ppu_synced: u64,
     timer_synced: u64,
+    /// Verification switch: make every PPU stage boundary an event (the results must not change).
+    pub eager_ppu: bool,
+    /// Bus cycles at which the PPU / timer next need to run (u64::MAX: not before an access).
+    ppu_event: u64,
+    timer_event: u64,
     /// Bus cycles [start, end) during which OAM DMA owns one of the buses: CPU accesses below
     /// 0xFF00 then take the slow path `read_during_dma`/`write_during_dma` (see dma.rs).
     dma_busy: (u64, u64),
@@ -67,6 +72,9 @@ impl Bus {
             deadline: u64::MAX,
             ppu_synced: 0,
             timer_synced: 0,
+            eager_ppu: false,
+            ppu_event: 0,
+            timer_event: 0,
             dma_busy: (0, 0),
             dma_busy_len: 0,
         };
@@ -79,8 +87,24 @@ impl Bus {
     fn tick(&mut self) {
         self.cycles += 4;
         if self.cycles >= self.next_event {
-            self.sync_all();
+            self.handle_events();
         }
+    }
+
+    /// Runs the units whose event is due; the others catch up when next touched.
+    #[inline(never)]
+    fn handle_events(&mut self) {
+        if self.dma.is_active() {
+            self.sync_dma();
+        }
+        if self.cycles >= self.ppu_event {
+            self.sync_ppu();
+        }
+        if self.cycles >= self.timer_event {
+            self.sync_timer();
+        }
+        self.serial.sync(self.cycles, &mut self.interrupt_flags);
+        self.reschedule();
     }
 
     /// Brings every unit to the current cycle and computes the next event.
@@ -95,12 +119,25 @@ impl Bus {
 
     fn reschedule(&mut self) {
         let mut next = self.deadline;
-        let ppu_dots = self.ppu.dots_until_next_event();
-        if ppu_dots != u32::MAX {
-            next = next.min(self.ppu_synced + ppu_dots as u64);
-        }
-        if let Some(m) = self.timer.m_cycles_until_interrupt() {
-            next = next.min(self.timer_synced + 4 * m);
+        // While OAM DMA runs, every PPU stage is an event (OAM scans must see the bytes copied by
+        // then); otherwise only the stages that can raise an interrupt or end a frame are.
+        let ppu_dots = self
+            .ppu
+            .dots_until_next_event(self.eager_ppu || self.dma.is_active());
+        self.ppu_event = if ppu_dots == u32::MAX {
+            u64::MAX
+        } else {
+            self.ppu_synced + ppu_dots as u64
+        };
+        next = next.min(self.ppu_event);
+        self.timer_event = match self.timer.m_cycles_until_interrupt() {
+            Some(m) => self.timer_synced + 4 * m,
+            None => u64::MAX,
+        };
+        next = next.min(self.timer_event);
+        if self.dma.is_active() {
+            // Copy the last bytes when the transfer ends: after that the CPU may overwrite the source.
+            next = next.min(self.dma.busy_window().1);
         }
         if let Some(end) = self.serial.next_event() {
             next = next.min(end);
@@ -323,6 +360,8 @@ impl Bus {
                 self.sync_ppu();
                 self.dma.request(value, self.cycles);
                 self.set_dma_busy(self.dma.busy_window());
+                // The PPU must now run stage by stage and the transfer's end become an event.
+                self.reschedule();
             }
             0xFF40..=0xFF4B => {
                 self.sync_ppu();

@@ -45,6 +45,12 @@ pub struct OamDma {
 impl OamDma {
     /// A write to 0xFF46 during the M-cycle that ends at bus cycle `now` (bytes due by `now`
     /// must already have been copied).
+    /// A transfer is requested or running.
+    #[inline]
+    pub fn is_active(&self) -> bool {
+        self.active
+    }
+
     pub fn request(&mut self, value: u8, now: u64) {
         let continuing = self.active && self.first_copy <= now + 4;
         self.tail = None;

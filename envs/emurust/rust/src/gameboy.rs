@@ -152,6 +152,7 @@ impl GameBoy {
         let rom = self.bus.cartridge.rom().to_vec();
         let mut fresh = GameBoy::new(rom).map_err(|e| StateError(e.to_string()))?;
         fresh.set_render(self.bus.ppu.render());
+        fresh.bus.eager_ppu = self.bus.eager_ppu;
         fresh.cpu.load(&mut r)?;
         fresh.bus.load(&mut r)?;
         fresh.lcd_off_since = r.u64()?;

@@ -584,19 +584,27 @@ impl Ppu {
         }
     }
 
-    /// Dots until the next stage boundary (the only times the PPU's interrupts or mode change);
-    /// `u32::MAX` while the LCD is off. Lets the bus run the PPU lazily, in catch-up steps.
+    /// Dots until the PPU next has to run eagerly, `u32::MAX` while the LCD is off. Between such
+    /// events the bus runs it lazily: every register, VRAM or OAM access syncs it first, so a
+    /// catch-up draws and times every line as stepping would. Eagerly needed are the boundaries
+    /// that can raise an interrupt or end a frame: with any STAT source enabled (or `every_stage`)
+    /// each stage boundary, otherwise only the start of line 144 (VBlank) and of line 0.
     #[inline]
-    pub fn dots_until_next_event(&self) -> u32 {
-        if self.lcd_on() {
-            self.next_event - self.dot
-        } else {
-            u32::MAX
+    pub fn dots_until_next_event(&self, every_stage: bool) -> u32 {
+        if !self.lcd_on() {
+            return u32::MAX;
         }
+        if every_stage || self.stat_enable != 0 {
+            return self.next_event - self.dot;
+        }
+        let later_lines = if self.line < VBLANK_LINE {
+            VBLANK_LINE - self.line - 1
+        } else {
+            LAST_LINE - self.line
+        };
+        DOTS_PER_LINE - self.dot + later_lines as u32 * DOTS_PER_LINE
     }
 
-    /// True once after line 0 begins (LY wrapped from 153 to 0) or the LCD was switched on or off:
-    /// the frame boundaries PyBoy uses.
     pub fn take_frame_started(&mut self) -> bool {
         std::mem::take(&mut self.frame_started)
     }

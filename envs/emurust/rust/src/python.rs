@@ -80,9 +80,11 @@ pub struct PyGameBoy {
 impl PyGameBoy {
     /// `render=False` skips drawing (the screen keeps its last frame; emulation is unchanged).
     /// `power_on`: "dmg" (Nintendo's boot ROM state) or "pyboy" (PyBoy 2.8.1's, for L3).
+    /// `eager_events=True` runs the PPU at every stage boundary instead of lazily (slower; for
+    /// checking that the lazy scheduler changes nothing).
     #[new]
-    #[pyo3(signature = (rom, render=true, power_on="dmg"))]
-    fn new(rom: &[u8], render: bool, power_on: &str) -> PyResult<Self> {
+    #[pyo3(signature = (rom, render=true, power_on="dmg", eager_events=false))]
+    fn new(rom: &[u8], render: bool, power_on: &str, eager_events: bool) -> PyResult<Self> {
         let power_on = match power_on {
             "dmg" => PowerOn::Dmg,
             "pyboy" => PowerOn::PyBoy,
@@ -94,6 +96,7 @@ impl PyGameBoy {
         };
         let mut inner = GameBoy::with_power_on(rom.to_vec(), power_on).map_err(rom_error)?;
         inner.set_render(render);
+        inner.bus.eager_ppu = eager_events;
         Ok(PyGameBoy { inner })
     }
 
