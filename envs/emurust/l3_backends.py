@@ -7,7 +7,8 @@ frame is the screen (observation, DMG shades) and the state fields WRAM (0xC000-
 Alignment. PyBoy always runs its own boot ROM first: the game's first instruction runs during its
 65th frame (LY 145). The Rust emulator starts at 0x0100 in the state PyBoy's boot ROM leaves
 (`power_on="pyboy"`: its registers, DIV phase and LCD position), so one frame of ours ends where
-PyBoy's 65th ends. `reset` returns to that first frame boundary of the game (a saved state), so
+PyBoy's 65th ends; its VRAM is PyBoy's after the boot ROM (the logo, copied from PyBoy at run
+time, since our emulator does not run PyBoy's boot ROM). `reset` returns to that first frame boundary of the game (a saved state), so
 every episode starts from the same state on both.
 
 Inputs: `Scripted2048Inputs` plays 2048 as the env does (a seeded wait on the title screen, START,
@@ -27,8 +28,13 @@ from . import game2048
 from .reference.pyboy_ref import PyBoyGameBoy
 from .rust_backend import RustGameBoy
 
-PYBOY_BOOT_FRAMES = 65
-OURS_BOOT_FRAMES = 1
+# PyBoy's frame in which the game's first instruction runs; ours starts in it (at 0x0100).
+PYBOY_FIRST_GAME_FRAME = 65
+# Episodes start one frame later, at the end of the game's first full frame: the screen at the end
+# of frame 65 is the boot logo drawn by PyBoy before 0x0100, which ours (starting at line 145) never
+# drew; from the next frame on, both draw the same lines.
+PYBOY_BOOT_FRAMES = PYBOY_FIRST_GAME_FRAME + 1
+OURS_BOOT_FRAMES = 2
 
 
 class FrameBackend:
@@ -67,8 +73,26 @@ def pyboy_backend(rom: Path = game2048.ROM_PATH) -> FrameBackend:
     return FrameBackend("pyboy", PyBoyGameBoy(rom, sound_emulated=True), PYBOY_BOOT_FRAMES)
 
 
+VRAM = (0x8000, 0xA000)
+# PyBoy is still in its boot ROM after this many frames, past the point where it draws its logo.
+PYBOY_LOGO_FRAMES = PYBOY_FIRST_GAME_FRAME - 1
+
+
+def pyboy_boot_vram() -> bytes:
+    """VRAM as PyBoy's boot ROM leaves it (its logo, shown until the game redraws the screen);
+    read from PyBoy at run time, the same for every cartridge."""
+    pyboy = PyBoyGameBoy(game2048.ROM_PATH)
+    pyboy.run_frames(PYBOY_LOGO_FRAMES)
+    vram = pyboy.read_memory(*VRAM)
+    pyboy.close()
+    return vram
+
+
 def rust_backend(rom: Path = game2048.ROM_PATH) -> FrameBackend:
-    return FrameBackend("emurust", RustGameBoy(rom, power_on="pyboy"), OURS_BOOT_FRAMES)
+    emulator = RustGameBoy(rom, power_on="pyboy")
+    for offset, value in enumerate(pyboy_boot_vram()):
+        emulator.core.write_memory(VRAM[0] + offset, value)
+    return FrameBackend("emurust", emulator, OURS_BOOT_FRAMES)
 
 
 class Scripted2048Inputs:
@@ -98,3 +122,28 @@ class Scripted2048Inputs:
 
     def episode_frames(self, rng: np.random.Generator) -> int:
         return len(self.plan(rng))
+
+
+TOBU_ROM = game2048.HERE / "data" / "roms" / "games" / "tobutobugirl" / "tobutobugirl.gb"
+TOBU_START, TOBU_A, TOBU_RIGHT, TOBU_LEFT = 1 << 3, 1 << 0, 1 << 4, 1 << 5
+
+
+def tobu_script(seed: int = 0) -> list[int]:
+    """A scripted Tobu Tobu Girl run: START through the logos, intro, title and level select, then
+    200 random 10-frame inputs of left/right/jump (A) in play."""
+    rng = np.random.default_rng(seed)
+    frames: list[int] = []
+    for _ in range(12):
+        frames += [0] * 50 + [TOBU_START] * 5
+    moves = (0, TOBU_RIGHT, TOBU_LEFT, TOBU_A, TOBU_RIGHT | TOBU_A, TOBU_LEFT | TOBU_A)
+    for _ in range(200):
+        frames += [moves[int(rng.integers(len(moves)))]] * 10
+    return frames
+
+
+def pyboy_tobu_backend() -> FrameBackend:
+    return pyboy_backend(TOBU_ROM)
+
+
+def rust_tobu_backend() -> FrameBackend:
+    return rust_backend(TOBU_ROM)

@@ -51,6 +51,28 @@ pub struct Bus {
     dma_busy: (u64, u64),
     /// `dma_busy.1 - dma_busy.0` (0 when the window is empty).
     dma_busy_len: u64,
+    /// PyBoy 2.8.1 compatibility (configuration): I/O reads of LY/STAT and DIV see the value at
+    /// the moment PyBoy reads them (see `pyboy_read_offsets`).
+    pub pyboy: bool,
+    /// PyBoy mode: bus cycle at which the current instruction started, and the offsets (T-cycles
+    /// after that start) at which PyBoy samples the LCD and the timer for its data read.
+    pyboy_instr_start: u64,
+    pyboy_offsets: (u8, u8),
+}
+
+/// When PyBoy 2.8.1 samples the LCD and the timer for an instruction's data read, in T-cycles
+/// after the instruction starts (read from PyBoy's opcode implementations: it adds an opcode's
+/// cycles in one or two lumps around the access and ticks the LCD at an extra "memory access
+/// offset" for a few opcodes). Our reads happen at the end of the M-cycle that does them.
+fn pyboy_read_offsets(opcode: u8) -> (u8, u8) {
+    match opcode {
+        0xF0 => (4, 4),        // LDH A,(n)
+        0xFA => (8, 8),        // LD A,(nn)
+        0xF2 => (0, 0),        // LD A,(C)
+        0x1A | 0x7E => (4, 0), // LD A,(DE) / LD A,(HL): the LCD one M-cycle later
+        0xCB => (4, 4),        // CB-prefixed (HL) operand
+        _ => (0, 0),           // LD r,(HL), ALU (HL), INC/DEC (HL), LD A,(BC)/(HL+)/(HL-)
+    }
 }
 
 impl Bus {
@@ -77,6 +99,9 @@ impl Bus {
             timer_event: 0,
             dma_busy: (0, 0),
             dma_busy_len: 0,
+            pyboy: false,
+            pyboy_instr_start: 0,
+            pyboy_offsets: (0, 0),
         };
         bus.reschedule();
         bus
@@ -120,10 +145,11 @@ impl Bus {
     fn reschedule(&mut self) {
         let mut next = self.deadline;
         // While OAM DMA runs, every PPU stage is an event (OAM scans must see the bytes copied by
-        // then); otherwise only the stages that can raise an interrupt or end a frame are.
-        let ppu_dots = self
-            .ppu
-            .dots_until_next_event(self.eager_ppu || self.dma.is_active());
+        // then); otherwise only the stages that can raise an interrupt or end a frame are. PyBoy
+        // mode keeps every stage an event too: its lagged LY/STAT reads and its stretched lines
+        // are modelled on stage-by-stage stepping.
+        let every_stage = self.eager_ppu || self.pyboy || self.dma.is_active();
+        let ppu_dots = self.ppu.dots_until_next_event(every_stage);
         self.ppu_event = if ppu_dots == u32::MAX {
             u64::MAX
         } else {
@@ -279,6 +305,10 @@ impl Bus {
             }
             0xFF04..=0xFF07 => {
                 self.sync_timer();
+                if self.pyboy && addr == 0xFF04 {
+                    let lag = self.pyboy_lag(self.pyboy_offsets.1);
+                    return (self.timer.counter.wrapping_sub(lag as u16) >> 8) as u8;
+                }
                 self.timer.read(addr)
             }
             0xFF0F => self.interrupt_flags | 0xE0,
@@ -289,11 +319,20 @@ impl Bus {
             0xFF46 => self.dma.register,
             0xFF40..=0xFF4B => {
                 self.sync_ppu();
+                if self.pyboy {
+                    let lag = self.pyboy_lag(self.pyboy_offsets.0);
+                    return self.ppu.read_register_ago(addr, lag);
+                }
                 self.ppu.read_register(addr)
             }
             0xFFFF => self.interrupt_enable,
             _ => 0xFF,
         }
+    }
+
+    /// PyBoy mode: how many T-cycles before now PyBoy makes this instruction's read.
+    fn pyboy_lag(&self, offset: u8) -> u64 {
+        (self.cycles - self.pyboy_instr_start).saturating_sub(offset as u64)
     }
 
     /// What a CPU write to `addr` does now.
@@ -491,6 +530,11 @@ impl CpuBus for Bus {
     }
     fn stop(&mut self) {
         self.write_slow(0xFF04, 0);
+    }
+    #[inline]
+    fn pyboy_opcode_fetched(&mut self, opcode: u8) {
+        self.pyboy_instr_start = self.cycles - 4;
+        self.pyboy_offsets = pyboy_read_offsets(opcode);
     }
 }
 

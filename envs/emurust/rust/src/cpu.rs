@@ -55,6 +55,9 @@ pub trait CpuBus {
     fn acknowledge_interrupt(&mut self, mask: u8);
     /// STOP resets the divider on DMG.
     fn stop(&mut self) {}
+    /// PyBoy compatibility: `opcode` was just fetched (its fetch was the instruction's first
+    /// M-cycle); the bus may time the instruction's I/O reads as PyBoy does.
+    fn pyboy_opcode_fetched(&mut self, _opcode: u8) {}
 }
 
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -79,6 +82,9 @@ pub struct Cpu {
     pub locked: bool,
     /// DI ran in this step: it cancels an EI that would otherwise take effect after it.
     pub di_executed: bool,
+    /// PyBoy 2.8.1 compatibility (configuration, not machine state): interrupts are sampled at
+    /// instruction boundaries only, never during the next opcode's fetch, and HALT has no bug.
+    pub pyboy: bool,
 }
 
 impl Cpu {
@@ -221,7 +227,7 @@ impl Cpu {
     pub fn step<B: CpuBus>(&mut self, bus: &mut B) {
         // Fast path: no lock, HALT, HALT bug or pending EI; the same steps as `step_slow` takes
         // with those flags clear.
-        if !(self.locked | self.halted | self.halt_bug | self.ei_pending) {
+        if !(self.locked | self.halted | self.halt_bug | self.ei_pending | self.pyboy) {
             let opcode = self.fetch(bus);
             if self.ime && bus.pending_interrupts() != 0 {
                 // The fetch was the dispatch's first cycle; PC stays on the discarded opcode.
@@ -238,6 +244,9 @@ impl Cpu {
 
     #[inline(never)]
     fn step_slow<B: CpuBus>(&mut self, bus: &mut B) {
+        if self.pyboy {
+            return self.step_pyboy(bus);
+        }
         if self.locked {
             bus.halt_cycle();
             return;
@@ -276,6 +285,41 @@ impl Cpu {
             self.dispatch_interrupt(bus);
             return;
         }
+        self.execute(bus, opcode);
+        if enable_after && !self.di_executed {
+            self.ime = true;
+        }
+        self.di_executed = false;
+    }
+
+    /// `step` as PyBoy 2.8.1 times it. PyBoy checks for interrupts only when its scheduler starts
+    /// a chunk of instructions; chunks end at the first instruction boundary at or after every
+    /// interrupt-raising event (and after writes to IE/IF/IO, RETI, EI taking effect, HALT), so an
+    /// interrupt is taken at the first instruction boundary where it is already requested (an
+    /// event during the next opcode's fetch waits one more instruction). The dispatch takes 20
+    /// T-cycles from that boundary. A halted CPU wakes at the boundary too, HALT never repeats a
+    /// byte, and no interrupt is taken while an EI is still pending.
+    fn step_pyboy<B: CpuBus>(&mut self, bus: &mut B) {
+        if self.locked {
+            bus.halt_cycle();
+            return;
+        }
+        if self.halted {
+            if bus.pending_interrupts() == 0 {
+                bus.halt_cycle();
+                return;
+            }
+            self.halted = false;
+        }
+        if self.ime && !self.ei_pending && bus.pending_interrupts() != 0 {
+            bus.idle_cycle();
+            self.dispatch_interrupt(bus);
+            return;
+        }
+        let enable_after = self.ei_pending;
+        self.ei_pending = false;
+        let opcode = self.fetch(bus);
+        bus.pyboy_opcode_fetched(opcode);
         self.execute(bus, opcode);
         if enable_after && !self.di_executed {
             self.ime = true;
@@ -456,7 +500,7 @@ impl Cpu {
                 bus.stop();
             }
             0x76 => {
-                if !self.ime && bus.pending_interrupts() != 0 {
+                if !self.pyboy && !self.ime && bus.pending_interrupts() != 0 {
                     self.halt_bug = true;
                 } else {
                     self.halted = true;
@@ -807,6 +851,10 @@ mod tests {
 
     /// M-cycle at which the VBlank handler's first opcode is fetched.
     fn handler_fetch_cycle(raise_at: u64, halted: bool) -> u64 {
+        handler_fetch_cycle_with(raise_at, halted, false)
+    }
+
+    fn handler_fetch_cycle_with(raise_at: u64, halted: bool, pyboy: bool) -> u64 {
         let mut bus = TestBus {
             mem: vec![0; 0x10000],
             cycle: 0,
@@ -818,6 +866,7 @@ mod tests {
             sp: 0xD000,
             ime: true,
             halted,
+            pyboy,
             ..Default::default()
         };
         while cpu.pc != 0x0040 {
@@ -832,5 +881,17 @@ mod tests {
         assert_eq!(handler_fetch_cycle(10, false), 15);
         // HALT wakes with the same timing as NOPs.
         assert_eq!(handler_fetch_cycle(10, true), 15);
+    }
+
+    #[test]
+    fn pyboy_mode_takes_interrupts_at_instruction_boundaries() {
+        // Raised during the fetch of the 10th NOP: PyBoy runs that NOP, dispatches in 11..=15.
+        assert_eq!(handler_fetch_cycle_with(10, false, true), 16);
+        assert_eq!(handler_fetch_cycle_with(10, true, true), 16);
+        // Raised in the cycle before a boundary: taken at that boundary, as on hardware.
+        assert_eq!(
+            handler_fetch_cycle_with(9, false, true),
+            handler_fetch_cycle(10, false)
+        );
     }
 }

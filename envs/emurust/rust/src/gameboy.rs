@@ -56,9 +56,23 @@ impl GameBoy {
                 .set_vblank_position(145, 112)
                 .expect("a VBlank position");
             gb.bus.hram[0xFFFC - 0xFF80] = 0xB1;
+            gb.set_pyboy_compat(true);
         }
         gb.bus.sync_all();
         Ok(gb)
+    }
+
+    /// PyBoy 2.8.1 compatibility timing (interrupt sampling, PPU mode lengths and the first frame
+    /// after LCD enable as PyBoy has them); on with `PowerOn::PyBoy`, off (hardware) otherwise.
+    pub fn set_pyboy_compat(&mut self, on: bool) {
+        self.cpu.pyboy = on;
+        self.bus.ppu.set_pyboy_timing(on);
+        self.bus.pyboy = on;
+        self.bus.joypad.pyboy = on;
+    }
+
+    pub fn pyboy_compat(&self) -> bool {
+        self.cpu.pyboy
     }
 
     pub fn set_render(&mut self, render: bool) {
@@ -69,6 +83,11 @@ impl GameBoy {
     /// frame boundary), or one frame's worth of cycles when the LCD is off. The screen then holds
     /// the frame drawn in lines 0-143 before it.
     pub fn run_frame(&mut self) {
+        self.run_frame_with(|_, _| {});
+    }
+
+    /// `run_frame` calling `hook` before every CPU step (debugging and traces).
+    pub fn run_frame_with(&mut self, mut hook: impl FnMut(&Cpu, &mut Bus)) {
         let deadline = if self.bus.ppu.lcd_is_on() {
             self.bus.cycles + CYCLES_PER_FRAME
         } else {
@@ -78,6 +97,7 @@ impl GameBoy {
         };
         self.bus.set_deadline(deadline);
         loop {
+            hook(&self.cpu, &mut self.bus);
             self.cpu.step(&mut self.bus);
             if self.bus.ppu.take_frame_started() || self.bus.cycles >= deadline {
                 break;
@@ -153,6 +173,7 @@ impl GameBoy {
         let mut fresh = GameBoy::new(rom).map_err(|e| StateError(e.to_string()))?;
         fresh.set_render(self.bus.ppu.render());
         fresh.bus.eager_ppu = self.bus.eager_ppu;
+        fresh.set_pyboy_compat(self.pyboy_compat());
         fresh.cpu.load(&mut r)?;
         fresh.bus.load(&mut r)?;
         fresh.lcd_off_since = r.u64()?;

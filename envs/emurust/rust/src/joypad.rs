@@ -11,6 +11,10 @@ pub const BUTTON_NAMES: [&str; 8] = ["a", "b", "select", "start", "right", "left
 pub struct Joypad {
     select: u8,
     buttons: u8,
+    /// PyBoy 2.8.1 compatibility (configuration): P1 reads the value latched at the last write,
+    /// `0xC0 | row` with the select bits reading 0, and 0xCF unless exactly one row is selected.
+    pub pyboy: bool,
+    pyboy_latched: u8,
 }
 
 impl Default for Joypad {
@@ -18,6 +22,8 @@ impl Default for Joypad {
         Joypad {
             select: 0x30,
             buttons: 0,
+            pyboy: false,
+            pyboy_latched: 0xCF,
         }
     }
 }
@@ -35,12 +41,20 @@ impl Joypad {
     }
 
     pub fn read(&self) -> u8 {
+        if self.pyboy {
+            return self.pyboy_latched;
+        }
         0xC0 | self.select | self.lines()
     }
 
     pub fn write(&mut self, value: u8, interrupt_flags: &mut u8) {
         let before = self.lines();
         self.select = value & 0x30;
+        self.pyboy_latched = if self.select == 0x10 || self.select == 0x20 {
+            0xC0 | self.lines()
+        } else {
+            0xCF
+        };
         self.request_on_fall(before, interrupt_flags);
     }
 
@@ -63,11 +77,13 @@ impl Joypad {
     pub fn save(&self, w: &mut StateWriter) {
         w.u8(self.select);
         w.u8(self.buttons);
+        w.u8(self.pyboy_latched);
     }
 
     pub fn load(&mut self, r: &mut StateReader) -> Result<(), StateError> {
         self.select = r.u8()? & 0x30;
         self.buttons = r.u8()?;
+        self.pyboy_latched = r.u8()?;
         Ok(())
     }
 }

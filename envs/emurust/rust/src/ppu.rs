@@ -216,6 +216,16 @@ pub struct Ppu {
     /// Line 0 has started (LY wrapped from 153): the frame loop's boundary, as PyBoy's.
     frame_started: bool,
     frame_count: u64,
+    /// PyBoy 2.8.1 compatibility timing (configuration; see `set_pyboy_timing`).
+    pyboy: bool,
+    /// PyBoy mode: dots ticked so far, and the last few changes of what STAT (mode, LY=LYC) and
+    /// LY read: (time, STAT bits 0-2 before, LY before), newest at `history_next - 1`.
+    elapsed: u64,
+    history: [(u64, u8, u8); 4],
+    history_next: usize,
+    /// PyBoy mode: this is the first frame after the LCD was switched on (PyBoy runs it 4 dots
+    /// early from line 0 dot 76, 8 dots early from VBlank, and stretches line 153 to realign).
+    pyboy_first_frame: bool,
     /// Draw lines (configuration, not machine state: with it off the screen keeps its last frame
     /// and everything else runs the same).
     render: bool,
@@ -285,6 +295,11 @@ impl Ppu {
             frame_completed: false,
             frame_started: false,
             frame_count: 0,
+            pyboy: false,
+            elapsed: 0,
+            history: [(0, 0, 0); 4],
+            history_next: 0,
+            pyboy_first_frame: false,
             render: true,
             back: blank_screen(),
             front: [0; SCREEN_PIXELS],
@@ -301,12 +316,50 @@ impl Ppu {
     /// Advance `dots` T-cycles; requests VBLANK/STAT by OR-ing bits into `interrupt_flags`.
     #[inline]
     pub fn tick(&mut self, dots: u32, interrupt_flags: &mut u8) {
+        if self.pyboy {
+            self.elapsed += dots as u64;
+        }
         if self.lcdc & LCDC_ON == 0 {
             return;
         }
         self.dot += dots;
         while self.dot >= self.next_event {
+            if self.pyboy {
+                let at = self.elapsed - (self.dot - self.next_event) as u64;
+                self.record_history(at);
+            }
             self.advance_stage(interrupt_flags);
+        }
+    }
+
+    /// PyBoy mode: remembers what STAT/LY read before a change at time `at` (in `elapsed` dots).
+    fn record_history(&mut self, at: u64) {
+        let stat = self.read_register(0xFF41) & 7;
+        self.history[self.history_next] = (at, stat, self.ly);
+        self.history_next = (self.history_next + 1) % self.history.len();
+    }
+
+    /// A register as it read `ago` dots before now (PyBoy mode; STAT's mode/LY=LYC bits and LY
+    /// only, over the last few changes; other registers and bits as they are now).
+    pub fn read_register_ago(&self, addr: u16, ago: u64) -> u8 {
+        let now = self.read_register(addr);
+        if ago == 0 || !(addr == 0xFF41 || addr == 0xFF44) {
+            return now;
+        }
+        let t = self.elapsed.saturating_sub(ago);
+        let (mut stat, mut ly) = (now & 7, self.ly);
+        let n = self.history.len();
+        for i in 1..=n {
+            let (at, s, l) = self.history[(self.history_next + n - i) % n];
+            if at <= t {
+                break;
+            }
+            (stat, ly) = (s, l);
+        }
+        if addr == 0xFF44 {
+            ly
+        } else {
+            (now & !7) | stat
         }
     }
 
@@ -335,7 +388,20 @@ impl Ppu {
                 self.update_stat(iflags);
             }
             Stage::HBlank => {
+                if self.pyboy && self.pyboy_first_frame && self.line == VBLANK_LINE - 1 {
+                    // PyBoy's first frame: VBlank starts right away, 8 dots early (its line 153
+                    // is longer by as much).
+                    self.dot = self.dot + 4 - DOTS_PER_LINE;
+                    self.line = VBLANK_LINE;
+                    self.start_line(iflags);
+                    return;
+                }
                 self.ly = self.line + 1;
+                if self.pyboy {
+                    // PyBoy compares LY with LYC when LY changes (first frame: clears the flag).
+                    self.lyc_match = !self.pyboy_first_frame && self.ly == self.lyc;
+                    self.update_stat(iflags);
+                }
                 self.stage = Stage::LineEnd;
                 self.next_event = DOTS_PER_LINE;
             }
@@ -353,7 +419,8 @@ impl Ppu {
                 self.update_stat(iflags);
             }
             Stage::LineEnd | Stage::VBlank => {
-                self.dot -= DOTS_PER_LINE;
+                // Lines end at DOTS_PER_LINE; in PyBoy mode line 153 of the first frame later.
+                self.dot -= self.next_event;
                 self.line = if self.line == LAST_LINE {
                     0
                 } else {
@@ -369,6 +436,7 @@ impl Ppu {
         let line = self.line;
         if line < VBLANK_LINE {
             if line == 0 {
+                self.pyboy_first_frame = false;
                 self.window_line = 0;
                 self.wy_triggered = false;
                 self.frame_started = true;
@@ -391,6 +459,13 @@ impl Ppu {
             self.wy_triggered = false;
             *iflags |= VBLANK;
             self.finish_frame();
+        } else if line == LAST_LINE && self.pyboy {
+            // PyBoy: LY reads 153 for the whole line.
+            self.ly = line;
+            self.mode = 1;
+            self.mode_sources = SRC_VBLANK;
+            self.stage = Stage::VBlank;
+            self.next_event = DOTS_PER_LINE + if self.pyboy_first_frame { 8 } else { 0 };
         } else if line == LAST_LINE {
             self.ly = line;
             self.mode = 1;
@@ -470,6 +545,11 @@ impl Ppu {
         self.skip_frame = true;
         self.lyc_match = self.ly == self.lyc;
         self.stat_line = false;
+        if self.pyboy {
+            // PyBoy's first line after enabling reaches mode 3 after 76 dots, not 80.
+            self.dot = 4;
+            self.pyboy_first_frame = true;
+        }
         self.update_stat(iflags);
     }
 
@@ -497,6 +577,9 @@ impl Ppu {
     pub fn write_register(&mut self, addr: u16, value: u8, interrupt_flags: &mut u8) {
         match addr {
             0xFF40 => {
+                if self.pyboy {
+                    self.record_history(self.elapsed);
+                }
                 let was_on = self.lcd_on();
                 self.lcdc = value;
                 match (was_on, self.lcd_on()) {
@@ -520,6 +603,9 @@ impl Ppu {
             0xFF43 => self.scx = value,
             0xFF44 => {} // LY is read-only
             0xFF45 => {
+                if self.pyboy {
+                    self.record_history(self.elapsed);
+                }
                 self.lyc = value;
                 if self.lcd_on() {
                     self.lyc_match = self.ly == self.lyc;
@@ -704,6 +790,9 @@ impl Ppu {
 
     /// Mode 3 duration in dots (see the module docs for the model).
     fn mode3_length(&self) -> u32 {
+        if self.pyboy {
+            return self.pyboy_mode3_length();
+        }
         let mut length = MODE3_BASE_DOTS + (self.scx & 7) as u32;
         let window = self.window_visible();
         let window_start = self.wx as i32 - 7;
@@ -739,6 +828,39 @@ impl Ppu {
             length += 6;
         }
         length
+    }
+
+    /// PyBoy 2.8.1's mode 3 length: 172 dots, plus SCX % 8 rounded up to whole M-cycles (not in
+    /// the first frame after enabling), plus per object on the line with X < 168: 6 dots, and for
+    /// the first object at each distinct X a wait of `5 - ((X + SCX - 8) % 8)` dots when positive.
+    /// No window penalty.
+    fn pyboy_mode3_length(&self) -> u32 {
+        let mut length = MODE3_BASE_DOTS;
+        if !self.pyboy_first_frame {
+            length += ((self.scx & 7) as u32 + 3) / 4 * 4;
+        }
+        if self.lcdc & LCDC_OBJ_ENABLE == 0 {
+            return length;
+        }
+        let mut seen = [false; 256];
+        for sprite in &self.sprites[..self.sprite_count as usize] {
+            if sprite.x >= 168 {
+                continue;
+            }
+            length += 6;
+            if !seen[sprite.x as usize] {
+                seen[sprite.x as usize] = true;
+                let wait = 5 - ((sprite.x as i32 + self.scx as i32 - 8) & 7);
+                length += wait.max(0) as u32;
+            }
+        }
+        length
+    }
+
+    /// PyBoy 2.8.1 compatibility timing (see `pyboy_mode3_length`, `turn_lcd_on` and the line-153
+    /// handling); off by default (hardware timing).
+    pub fn set_pyboy_timing(&mut self, on: bool) {
+        self.pyboy = on;
     }
 
     /// Color number of pixel `col` (0 = leftmost) from a tile row's two bit planes.
@@ -935,6 +1057,7 @@ impl Ppu {
         w.bool(self.skip_frame);
         w.bool(self.frame_completed);
         w.u64(self.frame_count);
+        w.bool(self.pyboy_first_frame);
         w.bytes(&self.back[..]);
         w.bytes(&self.front[..]);
     }
@@ -980,18 +1103,21 @@ impl Ppu {
         p.skip_frame = r.bool()?;
         p.frame_completed = r.bool()?;
         p.frame_count = r.u64()?;
+        p.pyboy_first_frame = r.bool()?;
         r.bytes_into(&mut p.back[..])?;
         r.bytes_into(&mut p.front[..])?;
 
         if p.line > LAST_LINE
             || p.mode > 3
             || p.sprite_count as usize > MAX_LINE_SPRITES
-            || p.next_event > DOTS_PER_LINE
+            || p.next_event > DOTS_PER_LINE + 8
             || p.dot >= p.next_event
         {
             return Err(bad("inconsistent timing fields"));
         }
         p.render = self.render;
+        p.pyboy = self.pyboy;
+        p.elapsed = self.elapsed;
         *self = p;
         Ok(())
     }
