@@ -1,12 +1,16 @@
 """EmuRust benchmark: PyBoy 2.8.1 against envport's Rust emulator, side by side in one run.
 
-    ./pants run envs/emurust:bench [-- --quick] [--seconds S] [--batches 1,4,16,64,256] [--out PATH]
+    ./pants run envs/emurust:bench [-- --quick] [--seconds S] [--batches 1,4,16,64,256] [--sections frames,steps,ppo] [--out PATH]
 
 Workloads, each with rendering on (every frame drawn) and off:
 - frames/s on a ROM that keeps the CPU busy (blargg's cpu_instrs: no HALT) and on 2048 (the game
   sits in HALT between frames, as games do);
 - 2048 env steps/s: one step = a direction held for 4 frames then released for 20 (24 frames),
-  then the board and score read from RAM, plus a copy of the screen when rendering is on.
+  then the board and score read from RAM, plus a copy of the screen when rendering is on;
+- PPO SPS on 2048 (`--sections ppo`): shared/ppo's host loop (small MLP, 8 envs x 128 steps) over
+  Gymnasium vector envs of `envport/Game2048-v0` (PyBoy) and `envport/Game2048Rust-v0` (ours),
+  synchronous (1 process) and asynchronous (one process per env, on the 2 cores); the first
+  update (JIT compile) is not timed.
 
 Backends, each in its fastest honest configuration:
 - PyBoy: `PyBoy(rom, window="null", cgb=False, sound_emulated=False)`, frames run with
@@ -23,6 +27,7 @@ from __future__ import annotations
 import argparse
 import json
 import multiprocessing
+import os
 import sys
 import time
 import warnings
@@ -160,6 +165,43 @@ def ours_vec_rate(core, kind: str, rom: Path, render: bool, batch: int, threads:
     return best_rate(call, batch, seconds)
 
 
+# -- PPO ------------------------------------------------------------------------------------------
+
+PPO_UPDATES = 4
+
+
+def ppo_sps(backend: str, vectorization: str) -> float:
+    """Env steps per second of host-loop PPO on 2048, updates 2..PPO_UPDATES (the first compiles)."""
+    import gymnasium
+
+    from envs.emurust import gym_envs  # noqa: F401  (registers the ids)
+    from shared.ppo import PPOConfig, train_host
+
+    config = PPOConfig(num_envs=8, num_steps=128, total_timesteps=8 * 128 * PPO_UPDATES, seed=0)
+    env_id = "envport/Game2048-v0" if backend == "pyboy" else "envport/Game2048Rust-v0"
+    wrappers = [gymnasium.wrappers.FlattenObservation,
+                lambda env: gymnasium.wrappers.DtypeObservation(env, np.float32)]
+    env = gymnasium.make_vec(env_id, num_envs=config.num_envs, vectorization_mode=vectorization,
+                             wrappers=wrappers,
+                             vector_kwargs={"autoreset_mode": gymnasium.vector.AutoresetMode.SAME_STEP})
+    _, _, times = train_host(config, env, show_progress=False, name=f"2048 {backend}")
+    env.close()
+    timed = times.per_update[1:]
+    return config.batch_size * len(timed) / sum(timed)
+
+
+def run_ppo(results: dict) -> None:
+    rows = {}
+    for backend in ("pyboy", "rust"):
+        for vectorization in ("sync", "async"):
+            rate = ppo_sps(backend, vectorization)
+            rows[f"{backend}_{vectorization}"] = rate
+            print(f"  PPO on 2048, {backend}, {vectorization} vector env: {format_rate(rate)} SPS", flush=True)
+    rows["ratio_best_ours_vs_best_pyboy"] = max(rows["rust_sync"], rows["rust_async"]) / max(
+        rows["pyboy_sync"], rows["pyboy_async"])
+    results["ppo"] = rows
+
+
 # -- table ------------------------------------------------------------------------------------------
 
 
@@ -170,7 +212,7 @@ def run(args) -> dict:
     rows = []
     plan = []
     for workload, rom in WORKLOADS:
-        kinds = ["frames"] + (["steps"] if rom == GAME_ROM else [])
+        kinds = [k for k in ("frames", "steps") if k in args.sections and (k == "frames" or rom == GAME_ROM)]
         for kind in kinds:
             for render in (False, True):
                 plan.append((workload, rom, kind, render))
@@ -194,31 +236,46 @@ def run(args) -> dict:
         entry["best_ours"] = best_ours
         entry["ratio_best_ours_vs_pyboy_2p"] = best_ours / entry["rates"]["pyboy_2p"]
         rows.append(entry)
-    return {"machine": machine(), "seconds_per_row": args.seconds, "batches": args.batches,
-            "date": time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime()), "rows": rows}
+    results = {"machine": machine(), "seconds_per_row": args.seconds, "batches": args.batches,
+               "date": time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime()), "rows": rows}
+    if "ppo" in args.sections:
+        print("\nPPO on 2048 (host loop, 8 envs x 128 steps)", flush=True)
+        run_ppo(results)
+    return results
+
+
+def _best_vec(rates: dict, threads: int) -> str:
+    items = [(k, v) for k, v in rates.items() if k.startswith(f"ours_vec_t{threads}_")]
+    key, value = max(items, key=lambda kv: kv[1])
+    return f"{format_rate(value)} (b{key.rsplit('_b', 1)[1]})"
 
 
 def print_table(results: dict) -> None:
     from rich.console import Console
     from rich.table import Table
 
-    table = Table(title="EmuRust vs PyBoy 2.8.1 (best of 3 windows; ratio = best ours / PyBoy 2 processes)")
-    for column in ("workload", "render", "PyBoy 1p", "PyBoy 2p", "ours 1 GameBoy",
-                   "ours vec 1 thread (best batch)", "ours vec 2 threads (best batch)", "ratio"):
-        table.add_column(column, justify="right")
-    for row in results["rows"]:
-        rates = row["rates"]
-
-        def best(threads, rates=rates):
-            items = [(k, v) for k, v in rates.items() if k.startswith(f"ours_vec_t{threads}_")]
-            key, value = max(items, key=lambda kv: kv[1])
-            return f"{format_rate(value)} (b{key.rsplit('_b', 1)[1]})"
-        unit = "frames/s" if row["kind"] == "frames" else "steps/s"
-        table.add_row(f"{row['workload']} {unit}", "on" if row["render"] else "off",
-                      format_rate(rates["pyboy_1p"]), format_rate(rates["pyboy_2p"]),
-                      format_rate(rates["ours_single"]), best(1), best(2),
-                      f"{row['ratio_best_ours_vs_pyboy_2p']:.1f}x")
-    Console(width=200).print(table)
+    console = Console(width=200)
+    if results["rows"]:
+        table = Table(title="EmuRust vs PyBoy 2.8.1 (best of 3 windows; ratio = best ours / PyBoy 2 processes)")
+        for column in ("workload", "render", "PyBoy 1p", "PyBoy 2p", "ours 1 GameBoy",
+                       "ours vec 1 thread (best batch)", "ours vec 2 threads (best batch)", "ratio"):
+            table.add_column(column, justify="right")
+        for row in results["rows"]:
+            rates = row["rates"]
+            unit = "frames/s" if row["kind"] == "frames" else "steps/s"
+            table.add_row(f"{row['workload']} {unit}", "on" if row["render"] else "off",
+                          format_rate(rates["pyboy_1p"]), format_rate(rates["pyboy_2p"]),
+                          format_rate(rates["ours_single"]), _best_vec(rates, 1), _best_vec(rates, 2),
+                          f"{row['ratio_best_ours_vs_pyboy_2p']:.1f}x")
+        console.print(table)
+    if "ppo" in results:
+        ppo = results["ppo"]
+        table = Table(title="PPO SPS on 2048 (host loop; ratio = best ours / best PyBoy)")
+        for column in ("PyBoy sync", "PyBoy async", "ours sync", "ours async", "ratio"):
+            table.add_column(column, justify="right")
+        table.add_row(format_rate(ppo["pyboy_sync"]), format_rate(ppo["pyboy_async"]), format_rate(ppo["rust_sync"]),
+                      format_rate(ppo["rust_async"]), f"{ppo['ratio_best_ours_vs_best_pyboy']:.1f}x")
+        console.print(table)
 
 
 def main(argv=None) -> None:
@@ -226,7 +283,11 @@ def main(argv=None) -> None:
     parser.add_argument("--quick", action="store_true", help="short windows, batches 1 and 64")
     parser.add_argument("--seconds", type=float, default=None, help="timing per row, shared by 3 windows (default 3)")
     parser.add_argument("--batches", type=lambda s: [int(x) for x in s.split(",")], default=None)
-    parser.add_argument("--out", type=Path, default=REPO / "bench-results" / "emurust.json")
+    parser.add_argument("--out", type=Path,
+                        default=Path(os.environ.get("ENVPORT_BENCH_DIR", "bench-results")) / "emurust.json",
+                        help="where the JSON goes (default bench-results/emurust.json under the working directory)")
+    parser.add_argument("--sections", type=lambda s: s.split(","), default=["frames", "steps", "ppo"],
+                        help="comma-separated: frames, steps, ppo (default all)")
     args = parser.parse_args(argv)
     if args.seconds is None:
         args.seconds = 1.0 if args.quick else 3.0
