@@ -3,16 +3,19 @@ state and the same inputs (envs/emurust/l3_backends.py explains the alignment).
 
 `power_on="pyboy"` also switches the emulator to PyBoy-compatible timing (`GameBoy::set_pyboy_compat`):
 interrupts are sampled at instruction boundaries only (PyBoy checks them when its scheduler starts a
-chunk, and its chunks end at the first boundary after every interrupt-raising event), PyBoy's mode-3
-lengths and first frame after LCD enable, LY=153 for the whole of line 153, LY/STAT/DIV reads at
-PyBoy's per-opcode read times, and PyBoy's P1 read-back. With it every frame of the 100 episodes is
-equal; the default (hardware) timing is unchanged.
+chunk, and its chunks end at the first boundary after every interrupt-raising event), the vector is
+chosen from the requests at that boundary, PyBoy's mode-3 lengths and first frame after LCD enable,
+LY=153 for the whole of line 153, LY/STAT/DIV reads at PyBoy's per-opcode read times, PyBoy's P1
+read-back, its frame clock while the LCD is off (counted from its LCDC write), and its HALT right
+after EI (the return address is the HALT itself when an interrupt is already pending or the chunk
+ends with that HALT). With it every frame of the 100 2048 episodes and of the 2660-frame scripted
+Tobu Tobu Girl run (logos, intro, title, level select, play) is equal; the default (hardware)
+timing is unchanged.
 """
 
 from __future__ import annotations
 
 import numpy as np
-import pytest
 
 from envs.emurust import game2048
 from envs.emurust.l3_backends import (
@@ -65,8 +68,6 @@ def test_2048_frame_by_frame_100_episodes():
     assert result.episodes == 100
 
 
-@pytest.mark.xfail(strict=True, reason="Tobu Tobu Girl: WRAM 0xDFE7 (stack) differs from frame 8; "
-                   "PyBoy behaviour this game meets that the compatibility mode does not model yet")
 def test_tobutobugirl_scripted_run():
     script = tobu_script(0)
     result = compare_rollouts(

@@ -58,6 +58,10 @@ pub struct Bus {
     /// after that start) at which PyBoy samples the LCD and the timer for its data read.
     pyboy_instr_start: u64,
     pyboy_offsets: (u8, u8),
+    /// PyBoy mode: the current instruction's opcode, and where PyBoy's LCD clock restarted from 0
+    /// when the LCD was last switched off (see `pyboy_write_offset`).
+    pyboy_opcode: u8,
+    pyboy_lcd_off_at: u64,
 }
 
 /// When PyBoy 2.8.1 samples the LCD and the timer for an instruction's data read, in T-cycles
@@ -72,6 +76,21 @@ fn pyboy_read_offsets(opcode: u8) -> (u8, u8) {
         0x1A | 0x7E => (4, 0), // LD A,(DE) / LD A,(HL): the LCD one M-cycle later
         0xCB => (4, 4),        // CB-prefixed (HL) operand
         _ => (0, 0),           // LD r,(HL), ALU (HL), INC/DEC (HL), LD A,(BC)/(HL+)/(HL-)
+    }
+}
+
+/// When PyBoy 2.8.1 makes an instruction's (first) data write, in T-cycles after the instruction
+/// starts (pyboy/core/opcodes.py adds the cycles before the access: `LD (nn),A` 8,
+/// `LDH (n),A`, `LD (HL),n` and `INC/DEC (HL)` 4, CB-prefixed `(HL)` 8, the other stores 0).
+/// A write to LCDC that switches the LCD off resets PyBoy's LCD clock at that moment
+/// (pyboy/core/mb.py:821-826 ticks the LCD at the CPU's cycle counter, then lcd.py:124-132 zeroes
+/// the clock), and its frames while the LCD stays off are counted from there (lcd.py:416-420).
+fn pyboy_write_offset(opcode: u8) -> u8 {
+    match opcode {
+        0xEA => 8,
+        0xE0 | 0x34 | 0x35 | 0x36 => 4,
+        0xCB => 8,
+        _ => 0,
     }
 }
 
@@ -102,6 +121,8 @@ impl Bus {
             pyboy: false,
             pyboy_instr_start: 0,
             pyboy_offsets: (0, 0),
+            pyboy_opcode: 0,
+            pyboy_lcd_off_at: 0,
         };
         bus.reschedule();
         bus
@@ -330,6 +351,11 @@ impl Bus {
         }
     }
 
+    /// PyBoy mode: the cycle from which PyBoy counts frames since the LCD was last switched off.
+    pub fn pyboy_lcd_off_at(&self) -> u64 {
+        self.pyboy_lcd_off_at
+    }
+
     /// PyBoy mode: how many T-cycles before now PyBoy makes this instruction's read.
     fn pyboy_lag(&self, offset: u8) -> u64 {
         (self.cycles - self.pyboy_instr_start).saturating_sub(offset as u64)
@@ -404,6 +430,10 @@ impl Bus {
             }
             0xFF40..=0xFF4B => {
                 self.sync_ppu();
+                if self.pyboy && addr == 0xFF40 && self.ppu.lcd_is_on() && value & 0x80 == 0 {
+                    self.pyboy_lcd_off_at =
+                        self.pyboy_instr_start + pyboy_write_offset(self.pyboy_opcode) as u64;
+                }
                 self.ppu
                     .write_register(addr, value, &mut self.interrupt_flags);
                 self.reschedule();
@@ -531,10 +561,26 @@ impl CpuBus for Bus {
     fn stop(&mut self) {
         self.write_slow(0xFF04, 0);
     }
+    fn requested_interrupts(&self) -> u8 {
+        self.interrupt_flags & 0x1F
+    }
+    fn enabled_interrupts(&self) -> u8 {
+        self.interrupt_enable
+    }
+    fn pyboy_chunk_ended(&mut self) -> bool {
+        self.sync_ppu();
+        self.sync_timer();
+        // With the LCD off PyBoy's frames end every 70224 cycles (the frame deadline).
+        let frame_end = !self.ppu.lcd_is_on()
+            && self.deadline <= self.cycles
+            && self.deadline + 4 > self.cycles;
+        self.ppu.pyboy_transition_within(4) || self.timer.overflowed_or_reloaded() || frame_end
+    }
     #[inline]
     fn pyboy_opcode_fetched(&mut self, opcode: u8) {
         self.pyboy_instr_start = self.cycles - 4;
         self.pyboy_offsets = pyboy_read_offsets(opcode);
+        self.pyboy_opcode = opcode;
     }
 }
 

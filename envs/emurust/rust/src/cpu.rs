@@ -58,6 +58,20 @@ pub trait CpuBus {
     /// PyBoy compatibility: `opcode` was just fetched (its fetch was the instruction's first
     /// M-cycle); the bus may time the instruction's I/O reads as PyBoy does.
     fn pyboy_opcode_fetched(&mut self, _opcode: u8) {}
+    /// IF's five request bits (PyBoy compatibility; a bus without one may answer with the
+    /// pending, i.e. also enabled, requests).
+    fn requested_interrupts(&self) -> u8 {
+        self.pending_interrupts()
+    }
+    /// IE (PyBoy compatibility; see `requested_interrupts`).
+    fn enabled_interrupts(&self) -> u8 {
+        0x1F
+    }
+    /// PyBoy compatibility: whether one of PyBoy's scheduler events fell in the last M-cycle
+    /// (so that PyBoy's chunk of instructions ends with the instruction that just ran).
+    fn pyboy_chunk_ended(&mut self) -> bool {
+        false
+    }
 }
 
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -85,6 +99,8 @@ pub struct Cpu {
     /// PyBoy 2.8.1 compatibility (configuration, not machine state): interrupts are sampled at
     /// instruction boundaries only, never during the next opcode's fetch, and HALT has no bug.
     pub pyboy: bool,
+    /// PyBoy mode: the CPU is halted by a HALT that ran right after EI (see `step_pyboy`).
+    pub pyboy_halt_after_ei: bool,
 }
 
 impl Cpu {
@@ -310,10 +326,25 @@ impl Cpu {
                 return;
             }
             self.halted = false;
+            if std::mem::take(&mut self.pyboy_halt_after_ei) {
+                // PyBoy's HALT leaves PC on itself and steps over it when it wakes, except when
+                // it ran right after EI: then PC stays on the HALT, which is pushed as the return
+                // address and runs again after the handler (pyboy/core/opcodes.py:1155-1159,
+                // cpu.py:156-162). But the EI delay ending after that HALT overwrites the HALT's
+                // "end the chunk" flag with "an interrupt is pending" (cpu.py:259-263), so
+                // unless one is pending or the chunk's cycle budget runs out with the HALT
+                // (one of the scheduler's events fell in it), PyBoy runs the HALT again at once
+                // as a plain HALT, and the return address is the next instruction as usual.
+                self.pc = self.pc.wrapping_sub(1);
+            }
         }
         if self.ime && !self.ei_pending && bus.pending_interrupts() != 0 {
+            // PyBoy picks the vector from the requests as they were at the boundary (nothing
+            // ticks during its dispatch) and IE as it is after the high push (pyboy/core/cpu.py:181-213):
+            // a request raised during the dispatch waits for the next one.
+            let requested = bus.requested_interrupts();
             bus.idle_cycle();
-            self.dispatch_interrupt(bus);
+            self.dispatch_interrupt_with(bus, Some(requested));
             return;
         }
         let enable_after = self.ei_pending;
@@ -321,8 +352,18 @@ impl Cpu {
         let opcode = self.fetch(bus);
         bus.pyboy_opcode_fetched(opcode);
         self.execute(bus, opcode);
-        if enable_after && !self.di_executed {
-            self.ime = true;
+        if enable_after {
+            // The instruction right after EI. PyBoy remembers a HALT there (above); an EI there
+            // does not start a new delay (PyBoy's EI only arms it when none is running,
+            // opcodes.py:2882-2887), so IME is on after it.
+            self.pyboy_halt_after_ei =
+                opcode == 0x76 && (bus.pending_interrupts() != 0 || bus.pyboy_chunk_ended());
+            if opcode == 0xFB {
+                self.ei_pending = false;
+            }
+            if !self.di_executed {
+                self.ime = true;
+            }
         }
         self.di_executed = false;
     }
@@ -337,6 +378,12 @@ impl Cpu {
     /// and one internal cycle that loads the vector: five M-cycles in all before the handler's
     /// first fetch (mooneye `intr_timing`).
     fn dispatch_interrupt<B: CpuBus>(&mut self, bus: &mut B) {
+        self.dispatch_interrupt_with(bus, None);
+    }
+
+    /// `dispatch_interrupt`; with `requested`, the vector is chosen from those IF bits (and IE as
+    /// it is after the high push) instead of IF as it is then.
+    fn dispatch_interrupt_with<B: CpuBus>(&mut self, bus: &mut B, requested: Option<u8>) {
         self.ime = false;
         self.ei_pending = false;
         bus.idle_cycle();
@@ -344,7 +391,10 @@ impl Cpu {
         self.sp = self.sp.wrapping_sub(1);
         bus.write_cycle(self.sp, hi);
         // The high push can land on IE (SP=0x0000) and cancel the request: the vector is chosen now.
-        let pending = bus.pending_interrupts();
+        let pending = match requested {
+            Some(flags) => flags & bus.enabled_interrupts() & 0x1F,
+            None => bus.pending_interrupts(),
+        };
         self.sp = self.sp.wrapping_sub(1);
         bus.write_cycle(self.sp, lo);
         if pending == 0 {
@@ -776,6 +826,7 @@ impl Cpu {
             self.halted,
             self.halt_bug,
             self.locked,
+            self.pyboy_halt_after_ei,
         ] {
             w.bool(v);
         }
@@ -803,6 +854,7 @@ impl Cpu {
         self.halted = r.bool()?;
         self.halt_bug = r.bool()?;
         self.locked = r.bool()?;
+        self.pyboy_halt_after_ei = r.bool()?;
         self.di_executed = false;
         Ok(())
     }
@@ -893,5 +945,35 @@ mod tests {
             handler_fetch_cycle_with(9, false, true),
             handler_fetch_cycle(10, false)
         );
+    }
+
+    /// Return address pushed by the VBlank dispatch that ends `EI; HALT` at 0x1000 (PyBoy mode).
+    fn pyboy_ei_halt_return_address(raise_at: u64) -> u16 {
+        let mut bus = TestBus {
+            mem: vec![0; 0x10000],
+            cycle: 0,
+            raise_at,
+            flags: 0,
+        };
+        bus.mem[0x1000] = 0xFB;
+        bus.mem[0x1001] = 0x76;
+        let mut cpu = Cpu {
+            pc: 0x1000,
+            sp: 0xD000,
+            pyboy: true,
+            ..Default::default()
+        };
+        while cpu.pc != 0x0040 {
+            cpu.step(&mut bus);
+        }
+        u16::from_le_bytes([bus.mem[0xCFFE], bus.mem[0xCFFF]])
+    }
+
+    #[test]
+    fn pyboy_mode_halt_right_after_ei() {
+        // Requested when the HALT runs: PyBoy's chunk ends there, and it returns to the HALT.
+        assert_eq!(pyboy_ei_halt_return_address(1), 0x1001);
+        // Requested later (no scheduler event in the HALT): PyBoy reran the HALT as a plain one.
+        assert_eq!(pyboy_ei_halt_return_address(20), 0x1002);
     }
 }

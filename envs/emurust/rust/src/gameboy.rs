@@ -23,7 +23,8 @@ pub enum PowerOn {
 pub struct GameBoy {
     pub cpu: Cpu,
     pub bus: Bus,
-    /// Bus cycle at the end of the instruction that switched the LCD off (frame clock while off).
+    /// Bus cycle at the end of the instruction that switched the LCD off (frame clock while off;
+    /// in PyBoy mode the cycle of PyBoy's write).
     lcd_off_since: u64,
 }
 
@@ -105,7 +106,12 @@ impl GameBoy {
         }
         self.bus.sync_all();
         if !self.bus.ppu.lcd_is_on() && self.bus.cycles < deadline {
-            self.lcd_off_since = self.bus.cycles; // it was just switched off
+            // It was just switched off; PyBoy counts from its LCDC write (see `Bus::pyboy_lcd_off_at`).
+            self.lcd_off_since = if self.pyboy_compat() {
+                self.bus.pyboy_lcd_off_at()
+            } else {
+                self.bus.cycles
+            };
         }
     }
 

@@ -226,6 +226,9 @@ pub struct Ppu {
     /// PyBoy mode: this is the first frame after the LCD was switched on (PyBoy runs it 4 dots
     /// early from line 0 dot 76, 8 dots early from VBlank, and stretches line 153 to realign).
     pyboy_first_frame: bool,
+    /// PyBoy mode: `elapsed` at the last stage change that is also a transition of PyBoy's LCD
+    /// (one of its scheduler's event times; see `pyboy_transition_within`).
+    pyboy_transition_at: u64,
     /// Draw lines (configuration, not machine state: with it off the screen keeps its last frame
     /// and everything else runs the same).
     render: bool,
@@ -300,6 +303,7 @@ impl Ppu {
             history: [(0, 0, 0); 4],
             history_next: 0,
             pyboy_first_frame: false,
+            pyboy_transition_at: 0,
             render: true,
             back: blank_screen(),
             front: [0; SCREEN_PIXELS],
@@ -327,9 +331,27 @@ impl Ppu {
             if self.pyboy {
                 let at = self.elapsed - (self.dot - self.next_event) as u64;
                 self.record_history(at);
+                // PyBoy's LCD has no transition at our mode-2 pulse of line 144, nor 4 dots before
+                // the end of line 143 (it enters VBlank at the line's end; pyboy/core/lcd.py:376-378),
+                // except in its first frame (lcd.py:360-366).
+                let pyboy_transition = match self.stage {
+                    Stage::VBlankStart => false,
+                    Stage::HBlank => self.line != VBLANK_LINE - 1 || self.pyboy_first_frame,
+                    _ => true,
+                };
+                if pyboy_transition {
+                    self.pyboy_transition_at = at;
+                }
             }
             self.advance_stage(interrupt_flags);
         }
+    }
+
+    /// PyBoy mode: whether PyBoy's LCD changed state in the last `dots` dots (at most `dots - 1`
+    /// ago), i.e. one of the times where PyBoy's scheduler ends a chunk (pyboy/core/mb.py:409-424
+    /// runs the CPU up to the nearest of the LCD's, the timer's, ... next events).
+    pub fn pyboy_transition_within(&self, dots: u64) -> bool {
+        self.lcd_on() && self.elapsed - self.pyboy_transition_at < dots
     }
 
     /// PyBoy mode: remembers what STAT/LY read before a change at time `at` (in `elapsed` dots).

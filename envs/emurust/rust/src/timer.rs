@@ -100,6 +100,13 @@ impl Timer {
     }
 
     /// M-cycles until the timer requests its interrupt (None while it cannot).
+    /// TIMA overflowed, or was reloaded and requested the interrupt, in the last M-cycle (the
+    /// timer is up to date): both are event times of PyBoy's scheduler (pyboy/core/timer.py:
+    /// 100-102 and 136-142 wake it at the overflow and when the reload raises the interrupt).
+    pub fn overflowed_or_reloaded(&self) -> bool {
+        self.overflow_age != 0 || self.reloading
+    }
+
     pub fn m_cycles_until_interrupt(&self) -> Option<u64> {
         match self.overflow_age {
             1 => Some(1),
