@@ -13,7 +13,8 @@ truncation is left to Gymnasium's TimeLimit.
 
 Seeding: the game draws its tiles from its own RNG, which depends on when START is pressed. A reset
 loads the title-screen state (cached after the first boot), waits `seed`-dependent frames (0..255,
-from the env's np_random) and presses START. Same seed, same game, on either backend.
+from the env's np_random) and presses START. Same seed, same game; and with the Rust emulator in
+its PyBoy-compatible timing (the envs' default) the same game on both emulators, frame for frame.
 """
 
 from __future__ import annotations
@@ -38,8 +39,10 @@ ACTION_NAMES = ("up", "down", "left", "right")
 
 FRAMES_PER_ACTION = 24
 PRESS_FRAMES = 4
-# Frames from power-on to a title screen that accepts START.
+# Frames from the game's start (0x0100) to a title screen that accepts START.
 BOOT_FRAMES = 60
+# PyBoy runs its boot ROM first: the game starts in PyBoy's frame 65, our frame 1 (l3_backends).
+PYBOY_BOOT_ROM_FRAMES = 64
 MAX_START_DELAY = 256
 # Frames after pressing START until the first two tiles are on the board.
 START_SETTLE_FRAMES = 30
@@ -86,15 +89,18 @@ def can_move(board: np.ndarray) -> bool:
 class Game2048:
     """The task over one emulator: `reset(start_delay)` and `step(action)`."""
 
-    def __init__(self, emulator: Emulator):
+    def __init__(self, emulator: Emulator, boot_frames: int = BOOT_FRAMES):
+        """`boot_frames`: frames from power-on to the title screen (PyBoy: its boot ROM's frames
+        more, so that both emulators press START on the same frame of the game)."""
         self.emulator = emulator
+        self.boot_frames = boot_frames
         self._title_state: bytes | None = None
         self.score = 0
 
     def _title(self) -> bytes:
         if self._title_state is None:
             self.emulator.set_buttons(0)
-            self.emulator.run_frames(BOOT_FRAMES)
+            self.emulator.run_frames(self.boot_frames)
             self._title_state = self.emulator.save_state()
         return self._title_state
 

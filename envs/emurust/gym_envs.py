@@ -1,7 +1,8 @@
 """Gymnasium envs for 2048 on both emulators, same API:
 
 - `envport/Game2048-v0`: PyBoy 2.8.1 (the reference);
-- `envport/Game2048Rust-v0`: envport's Rust emulator.
+- `envport/Game2048Rust-v0`: envport's Rust emulator, by default in its PyBoy-compatible timing, so
+  that the same seed and actions give the same game on both (`timing="dmg"` for hardware timing).
 
 Observation: (5, 5) uint8, log2 of each tile (0 = empty). Actions: Discrete(4) = up, down, left,
 right. Reward: score increase. Terminated when no move is possible; truncated by TimeLimit after
@@ -23,22 +24,27 @@ MAX_EPISODE_STEPS = 1000
 _GREYS = np.array([[(c >> 16) & 0xFF, (c >> 8) & 0xFF, c & 0xFF] for c in GREY_PALETTE], dtype=np.uint8)
 
 
-def _make_emulator(backend: str, render: bool):
+def _make_game(backend: str, render: bool, timing: str) -> game2048.Game2048:
     if backend == "pyboy":
         from .reference.pyboy_ref import PyBoyGameBoy
 
-        return PyBoyGameBoy(game2048.ROM_PATH, render=render)
+        emulator = PyBoyGameBoy(game2048.ROM_PATH, render=render)
+        return game2048.Game2048(emulator, game2048.PYBOY_BOOT_ROM_FRAMES + game2048.BOOT_FRAMES)
     if backend == "rust":
         from .rust_backend import RustGameBoy
 
-        return RustGameBoy(game2048.ROM_PATH, render=render)
+        if timing not in ("pyboy", "dmg"):
+            raise ValueError(f"timing must be 'pyboy' or 'dmg', got {timing!r}")
+        return game2048.Game2048(RustGameBoy(game2048.ROM_PATH, render=render, power_on=timing))
     raise ValueError(f"unknown backend {backend!r}: 'pyboy' or 'rust'")
 
 
 class Game2048Env(gymnasium.Env):
     metadata = {"render_modes": ["rgb_array"], "render_fps": 60 // game2048.FRAMES_PER_ACTION}
 
-    def __init__(self, backend: str = "rust", render_mode: Optional[str] = None):
+    def __init__(self, backend: str = "rust", render_mode: Optional[str] = None, timing: str = "pyboy"):
+        """`timing` (Rust backend): "pyboy" = PyBoy-compatible timing, the same game as PyBoy's frame
+        for frame (verified by L3); "dmg" = the hardware-accurate default of the emulator."""
         if render_mode not in (None, "rgb_array"):
             raise ValueError(f"render_mode must be None or 'rgb_array', got {render_mode!r}")
         self.backend = backend
@@ -47,8 +53,8 @@ class Game2048Env(gymnasium.Env):
             0, game2048.MAX_EXPONENT, shape=(game2048.BOARD_SIDE, game2048.BOARD_SIDE), dtype=np.uint8
         )
         self.action_space = spaces.Discrete(len(game2048.ACTION_BUTTONS))
-        self._emulator = _make_emulator(backend, render=render_mode is not None)
-        self._game = game2048.Game2048(self._emulator)
+        self._game = _make_game(backend, render_mode is not None, timing)
+        self._emulator = self._game.emulator
         self._needs_reset = True
 
     def reset(self, *, seed: Optional[int] = None, options: Optional[dict] = None):
