@@ -5,12 +5,7 @@ use serde_json::Value;
 use std::path::PathBuf;
 
 fn vector_dir() -> PathBuf {
-    let local = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../data/sm83/v1");
-    if local.exists() {
-        local
-    } else {
-        PathBuf::from("/work/shared/sm83/v1")
-    }
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../data/sm83/v1")
 }
 
 fn regs(state: &Value) -> ([u8; 8], u16, u16, bool) {
