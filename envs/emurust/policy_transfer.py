@@ -37,7 +37,7 @@ OBSERVATION_SIZE = game2048.BOARD_SIDE * game2048.BOARD_SIDE
 
 @dataclasses.dataclass(frozen=True)
 class L4Settings:
-    ppo: PPOConfig = PPOConfig(total_timesteps=100_000, num_envs=8, num_steps=128, learning_rate=2.5e-4,
+    ppo: PPOConfig = PPOConfig(total_timesteps=32_768, num_envs=8, num_steps=128, learning_rate=2.5e-4,
                                update_epochs=4, num_minibatches=4, gamma=0.99, gae_lambda=0.95, ent_coef=0.01)
     eval_episodes: int = 3
     max_episode_steps: int = 1000

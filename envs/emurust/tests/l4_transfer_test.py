@@ -1,4 +1,4 @@
-"""L4 (slow): PPO on 2048 trained in the Rust emulator and in PyBoy, 10 seeds each (100K moves per
+"""L4 (slow): PPO on 2048 trained in the Rust emulator and in PyBoy, 10 seeds each (32,768 moves per
 run), every greedy policy evaluated on both; TOST on the mean score with Delta = L4_DELTA (its
 justification is in envs/emurust/policy_transfer.py). Run with ./pants --tag=slow test envs/emurust::
 Results go to $ENVPORT_L4_OUT or the envport cache (l4/emurust/)."""
