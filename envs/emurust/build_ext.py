@@ -292,9 +292,17 @@ def load_library(library: Path) -> ModuleType:
     return module
 
 
+# Per process, crate folder -> module: the build key hashes every source and asks rustc and maturin
+# for their versions, which is not worth repeating for each emulator a process creates.
+_cores: dict[Path, ModuleType] = {}
+
+
 def load_core(crate_dir: Path = CRATE_DIR) -> ModuleType:
-    """The imported `emurust_core` extension module, built on first use."""
-    return load_library(build(crate_dir))
+    """The imported `emurust_core` extension module, built on first use (once per process)."""
+    crate_dir = Path(crate_dir).resolve()
+    if crate_dir not in _cores:
+        _cores[crate_dir] = load_library(build(crate_dir))
+    return _cores[crate_dir]
 
 
 if __name__ == "__main__":

@@ -4,7 +4,6 @@ Fibonacci registers)."""
 
 from __future__ import annotations
 
-import functools
 from pathlib import Path
 
 import numpy as np
@@ -22,9 +21,8 @@ MOONEYE_PASS = (3, 5, 8, 13, 21, 34)
 MOONEYE_FAIL = (0x42,) * 6
 
 
-@functools.cache
 def core():
-    """The extension module (built on first use; looked up once per process)."""
+    """The extension module (built on first use)."""
     return load_core()
 
 
