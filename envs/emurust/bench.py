@@ -1,23 +1,29 @@
 """EmuRust benchmark: PyBoy 2.8.1 against envport's Rust emulator, side by side in one run.
 
-    ./pants run envs/emurust:bench [-- --quick] [--seconds S] [--batches 1,4,16,64,256] [--sections frames,steps,ppo] [--out PATH]
+    ./pants run envs/emurust:bench [-- --quick] [--seconds S] [--batches 1,4,16,64,256] [--sections frames,steps,ppo] [--timing pyboy|dmg] [--out PATH]
 
-Workloads, each with rendering on (every frame drawn) and off:
-- frames/s on a ROM that keeps the CPU busy (blargg's cpu_instrs: no HALT) and on 2048 (the game
-  sits in HALT between frames, as games do);
-- 2048 env steps/s: one step = a direction held for 4 frames then released for 20 (24 frames),
-  then the board and score read from RAM, plus a copy of the screen when rendering is on;
+Workloads (frames/s with rendering on = every frame drawn, and off):
+- `cpu_instrs`: blargg's CPU test ROM (no HALT while it tests; it finishes after about 3,200 frames
+  and then loops, so a window mixes both phases);
+- `2048 title`: 2048's title screen, where the CPU sits in HALT between frames, as idle games do;
+- `2048 play`: 2048 while it is played, the RL workload. The game redraws its board every frame
+  with the CPU busy polling STAT, so this is a CPU-bound workload. To keep it steady, every call
+  loads the state saved just after START and plays the same 20 moves (480 frames) from there.
+- env steps/s on 2048 play: one step = a direction held 4 frames then released for 20 (24
+  frames), then the board and score read from RAM; with rendering on, the last frame is drawn and
+  the screen copied (PyBoy's `tick(20, True)`, ours `run_phases(..., draw_last_only=True)`).
 - PPO SPS on 2048 (`--sections ppo`): shared/ppo's host loop (small MLP, 8 envs x 128 steps) over
-  Gymnasium vector envs of `envport/Game2048-v0` (PyBoy) and `envport/Game2048Rust-v0` (ours),
-  synchronous (1 process) and asynchronous (one process per env, on the 2 cores); the first
-  update (JIT compile) is not timed.
+  `envport/Game2048-v0` (PyBoy) and `envport/Game2048Rust-v0` (ours) in Gymnasium's synchronous
+  (1 process) and asynchronous (one process per env) vector envs, and ours in its native vector
+  env (vector_2048.py: all envs in one Rayon call); the first update (JIT compile) is not timed.
 
 Backends, each in its fastest honest configuration:
 - PyBoy: `PyBoy(rom, window="null", cgb=False, sound_emulated=False)`, frames run with
-  `tick(n, render)` (rendering on = `tick(1, True)` per frame, so every frame is drawn), in 1
-  process and in 2 processes at once (the machine's two cores; the figure is their sum);
+  `tick(n, render)`, in 1 process and in 2 processes at once (the machine's two cores; the figure
+  is their sum);
 - ours: `emurust_core.GameBoy` on the calling thread, and `GameBoyVec` (Rayon, GIL released) with 1
-  and 2 threads at batch 1..256.
+  and 2 threads at batch 1..256, in PyBoy-compatible timing by default (what the Gymnasium envs
+  run; `--timing dmg` for hardware timing).
 The ratios divide by PyBoy's 2-process figure of the same workload. Results go to the console and
 to bench-results/emurust.json.
 """
@@ -44,19 +50,26 @@ from shared.benchmark import best_rate, format_rate, machine  # noqa: E402
 ROMS = REPO / "envs" / "emurust" / "data" / "roms"
 CPU_BUSY_ROM = ROMS / "blargg" / "cpu_instrs" / "cpu_instrs.gb"
 GAME_ROM = ROMS / "games" / "2048-wyattferguson" / "2048.gb"
-WORKLOADS = (("cpu_busy", CPU_BUSY_ROM), ("2048", GAME_ROM))
+# (name, ROM, whether the game is being played)
+WORKLOADS = (("cpu_instrs", CPU_BUSY_ROM, False), ("2048 title", GAME_ROM, False), ("2048 play", GAME_ROM, True))
 BOARD = (0xC0B1, 0xC0EB)  # board (25 x u16) and score (u16)
 STEP_PRESS, STEP_FRAMES = 4, 24
 DIRECTIONS = ("up", "down", "left", "right")
 DIRECTION_BITS = (1 << 6, 1 << 7, 1 << 5, 1 << 4)
+START_BIT = 1 << 3
 FRAMES_PER_CALL = 60
 WARMUP_FRAMES = 120
+# 2048 play: from the state just after START, the same 20 moves every call (480 frames).
+PLAY_MOVES = tuple(int(m) for m in np.random.default_rng(2048).integers(0, 4, 20))
+PLAY_FRAMES = STEP_FRAMES * len(PLAY_MOVES)
+# PyBoy runs its boot ROM first; START goes in on the same frame of the game on both (game2048.py).
+PYBOY_BOOT_ROM_FRAMES, GAME_BOOT_FRAMES, START_SETTLE_FRAMES = 64, 60, 30
 
 
 # -- PyBoy ------------------------------------------------------------------------------------------
 
 
-def _pyboy(rom: Path):
+def _pyboy(rom: Path, play: bool):
     import io
 
     with warnings.catch_warnings():
@@ -71,51 +84,82 @@ def _pyboy(rom: Path):
         # every tick, which would slow PyBoy down unfairly (see reference/pyboy_ref.py).
         for symbol, address in _WRAPPER_2048_SYMBOLS.items():
             pyboy.rom_symbols_inverse.setdefault(symbol, (0, address))
-    pyboy.tick(WARMUP_FRAMES, False)
-    return pyboy
+    if not play:
+        pyboy.tick(WARMUP_FRAMES, False)
+        return pyboy, None
+    pyboy.tick(PYBOY_BOOT_ROM_FRAMES + GAME_BOOT_FRAMES + 1, False)
+    pyboy.button_press("start")
+    pyboy.tick(STEP_PRESS, False)
+    pyboy.button_release("start")
+    pyboy.tick(START_SETTLE_FRAMES, False)
+    start = io.BytesIO()
+    pyboy.save_state(start)
+    return pyboy, start
 
 
-def _pyboy_frames_call(pyboy, render: bool):
-    if render:
-        def call():
-            for _ in range(FRAMES_PER_CALL):
-                pyboy.tick(1, True)
-    else:
-        def call():
-            pyboy.tick(FRAMES_PER_CALL, False)
-    return call, FRAMES_PER_CALL
+def _pyboy_move(pyboy, move: int, render_last: bool) -> None:
+    direction = DIRECTIONS[move]
+    pyboy.button_press(direction)
+    pyboy.tick(STEP_PRESS, False)
+    pyboy.button_release(direction)
+    pyboy.tick(STEP_FRAMES - STEP_PRESS, render_last)
 
 
-def _pyboy_steps_call(pyboy, render: bool):
-    rng = np.random.default_rng(0)
+def _pyboy_call(pyboy, start, kind: str, render: bool):
+    """(call, steps per call) for PyBoy."""
     memory = pyboy.memory
+    if kind == "frames" and start is None:
+        if render:
+            def call():
+                for _ in range(FRAMES_PER_CALL):
+                    pyboy.tick(1, True)
+        else:
+            def call():
+                pyboy.tick(FRAMES_PER_CALL, False)
+        return call, FRAMES_PER_CALL
+    if kind == "frames":
+        def call():
+            start.seek(0)
+            pyboy.load_state(start)
+            for move in PLAY_MOVES:
+                direction = DIRECTIONS[move]
+                pyboy.button_press(direction)
+                if render:
+                    for frame in range(STEP_FRAMES):
+                        if frame == STEP_PRESS:
+                            pyboy.button_release(direction)
+                        pyboy.tick(1, True)
+                else:
+                    pyboy.tick(STEP_PRESS, False)
+                    pyboy.button_release(direction)
+                    pyboy.tick(STEP_FRAMES - STEP_PRESS, False)
+        return call, PLAY_FRAMES
 
     def call():
-        direction = DIRECTIONS[int(rng.integers(4))]
-        pyboy.button_press(direction)
-        pyboy.tick(STEP_PRESS, False)
-        pyboy.button_release(direction)
-        pyboy.tick(STEP_FRAMES - STEP_PRESS, render)
-        if render:
-            np.array(pyboy.screen.ndarray, copy=True)
-        bytes(memory[BOARD[0]:BOARD[1]])
-    return call, 1
+        start.seek(0)
+        pyboy.load_state(start)
+        for move in PLAY_MOVES:
+            _pyboy_move(pyboy, move, render)
+            if render:
+                np.array(pyboy.screen.ndarray, copy=True)
+            bytes(memory[BOARD[0]:BOARD[1]])
+    return call, len(PLAY_MOVES)
 
 
-def _pyboy_worker(kind: str, rom: str, render: bool, seconds: float, barrier, results) -> None:
-    pyboy = _pyboy(Path(rom))
-    call, per_call = (_pyboy_frames_call if kind == "frames" else _pyboy_steps_call)(pyboy, render)
+def _pyboy_worker(kind: str, rom: str, play: bool, render: bool, seconds: float, barrier, results) -> None:
+    pyboy, start = _pyboy(Path(rom), play)
+    call, per_call = _pyboy_call(pyboy, start, kind, render)
     call()
     barrier.wait()
     results.put(best_rate(call, per_call, seconds))
     pyboy.stop(save=False)
 
 
-def pyboy_rate(kind: str, rom: Path, render: bool, processes: int, seconds: float) -> float:
+def pyboy_rate(kind: str, rom: Path, play: bool, render: bool, processes: int, seconds: float) -> float:
     """Total rate of `processes` PyBoy processes running at the same time."""
     context = multiprocessing.get_context("spawn")
     barrier, results = context.Barrier(processes), context.Queue()
-    workers = [context.Process(target=_pyboy_worker, args=(kind, str(rom), render, seconds, barrier, results))
+    workers = [context.Process(target=_pyboy_worker, args=(kind, str(rom), play, render, seconds, barrier, results))
                for _ in range(processes)]
     for worker in workers:
         worker.start()
@@ -128,46 +172,87 @@ def pyboy_rate(kind: str, rom: Path, render: bool, processes: int, seconds: floa
 # -- ours -------------------------------------------------------------------------------------------
 
 
-def ours_single_rate(core, kind: str, rom: Path, render: bool, seconds: float) -> float:
-    gb = core.GameBoy(rom.read_bytes(), render=render)
-    gb.run_frames(WARMUP_FRAMES)
-    if kind == "frames":
+def _play_phases() -> list[tuple[int, int]]:
+    """The 20 moves as (buttons, frames) phases (with rendering on, ours draws every frame)."""
+    phases = []
+    for move in PLAY_MOVES:
+        phases += [(DIRECTION_BITS[move], STEP_PRESS), (0, STEP_FRAMES - STEP_PRESS)]
+    return phases
+
+
+def _ours_start_state(gb) -> bytes:
+    """2048 just after START, as `_pyboy` leaves it (ours has no boot ROM to run)."""
+    gb.run_phases([(0, GAME_BOOT_FRAMES + 1), (START_BIT, STEP_PRESS), (0, START_SETTLE_FRAMES)])
+    return gb.save_state()
+
+
+def ours_single_rate(core, kind: str, rom: Path, play: bool, render: bool, seconds: float, power_on: str) -> float:
+    gb = core.GameBoy(rom.read_bytes(), render=render, power_on=power_on)
+    if not play:
+        gb.run_frames(WARMUP_FRAMES)
         return best_rate(lambda: gb.run_frames(FRAMES_PER_CALL), FRAMES_PER_CALL, seconds)
-    rng = np.random.default_rng(0)
+    start = _ours_start_state(gb)
+    if kind == "frames":
+        phases = _play_phases()
+
+        def call():
+            gb.load_state(start)
+            gb.run_phases(phases)
+        return best_rate(call, PLAY_FRAMES, seconds)
+    gb.render = False
+    moves = [[(DIRECTION_BITS[m], STEP_PRESS), (0, STEP_FRAMES - STEP_PRESS)] for m in PLAY_MOVES]
 
     def call():
-        gb.set_buttons(DIRECTION_BITS[int(rng.integers(4))])
-        gb.run_frames(STEP_PRESS)
-        gb.set_buttons(0)
-        gb.run_frames(STEP_FRAMES - STEP_PRESS)
-        if render:
-            np.array(gb.screen, copy=True)
-        gb.read_range(*BOARD)
-    return best_rate(call, 1, seconds)
+        gb.load_state(start)
+        for phases in moves:
+            gb.run_phases(phases, draw_last_only=render)
+            if render:
+                np.array(gb.screen, copy=True)
+            gb.read_range(*BOARD)
+    return best_rate(call, len(PLAY_MOVES), seconds)
 
 
-def ours_vec_rate(core, kind: str, rom: Path, render: bool, batch: int, threads: int, seconds: float) -> float:
-    vec = core.GameBoyVec(rom.read_bytes(), batch, threads=threads, render=render)
+def ours_vec_rate(core, kind: str, rom: Path, play: bool, render: bool, batch: int, threads: int,
+                  seconds: float, power_on: str) -> float:
+    vec = core.GameBoyVec(rom.read_bytes(), batch, threads=threads, render=render, power_on=power_on)
     idle = np.zeros(batch, np.uint8)
-    vec.step(idle, WARMUP_FRAMES)
-    if kind == "frames":
+    if not play:
+        vec.step(idle, WARMUP_FRAMES)
         frames = max(1, FRAMES_PER_CALL // 4)
         return best_rate(lambda: vec.step(idle, frames), frames * batch, seconds)
-    rng = np.random.default_rng(0)
-    bits = np.array(DIRECTION_BITS, np.uint8)
+    start = _ours_start_state(core.GameBoy(rom.read_bytes(), render=False, power_on=power_on))
+
+    def load_all():
+        for i in range(batch):
+            vec.load_state(i, start)
+
+    def as_arrays(phases):
+        buttons = np.tile(np.array([b for b, _ in phases], np.uint8), (batch, 1))
+        frames = np.tile(np.array([f for _, f in phases], np.int64), (batch, 1))
+        return buttons, frames
+
+    if kind == "frames":
+        buttons, frames = as_arrays(_play_phases())
+
+        def call():
+            load_all()
+            vec.run_phases(buttons, frames)
+        return best_rate(call, PLAY_FRAMES * batch, seconds)
+    moves = [as_arrays([(DIRECTION_BITS[m], STEP_PRESS), (0, STEP_FRAMES - STEP_PRESS)]) for m in PLAY_MOVES]
 
     def call():
-        vec.step(bits[rng.integers(0, 4, batch)], STEP_PRESS)
-        vec.step(idle, STEP_FRAMES - STEP_PRESS)
-        if render:
-            vec.screens()
-        vec.read_range(*BOARD)
-    return best_rate(call, batch, seconds)
+        load_all()
+        for buttons, frames in moves:
+            vec.run_phases(buttons, frames, draw_last_only=render)
+            if render:
+                vec.screens()
+            vec.read_range(*BOARD)
+    return best_rate(call, len(PLAY_MOVES) * batch, seconds)
 
 
 # -- PPO ------------------------------------------------------------------------------------------
 
-PPO_UPDATES = 4
+PPO_UPDATES = 6
 
 
 def ppo_sps(backend: str, vectorization: str) -> float:
@@ -179,11 +264,18 @@ def ppo_sps(backend: str, vectorization: str) -> float:
 
     config = PPOConfig(num_envs=8, num_steps=128, total_timesteps=8 * 128 * PPO_UPDATES, seed=0)
     env_id = "envport/Game2048-v0" if backend == "pyboy" else "envport/Game2048Rust-v0"
-    wrappers = [gymnasium.wrappers.FlattenObservation,
-                lambda env: gymnasium.wrappers.DtypeObservation(env, np.float32)]
-    env = gymnasium.make_vec(env_id, num_envs=config.num_envs, vectorization_mode=vectorization,
-                             wrappers=wrappers,
-                             vector_kwargs={"autoreset_mode": gymnasium.vector.AutoresetMode.SAME_STEP})
+    same_step = gymnasium.vector.AutoresetMode.SAME_STEP
+    if vectorization == "native":  # ours only: all envs in one Rayon call (vector_2048.py)
+        from envs.emurust.vector_2048 import FlatFloatObservations
+
+        env = FlatFloatObservations(gymnasium.make_vec(env_id, num_envs=config.num_envs,
+                                                       vectorization_mode="vector_entry_point",
+                                                       autoreset_mode=same_step))
+    else:
+        wrappers = [gymnasium.wrappers.FlattenObservation,
+                    lambda env: gymnasium.wrappers.DtypeObservation(env, np.float32)]
+        env = gymnasium.make_vec(env_id, num_envs=config.num_envs, vectorization_mode=vectorization,
+                                 wrappers=wrappers, vector_kwargs={"autoreset_mode": same_step})
     _, _, times = train_host(config, env, show_progress=False, name=f"2048 {backend}")
     env.close()
     timed = times.per_update[1:]
@@ -192,12 +284,12 @@ def ppo_sps(backend: str, vectorization: str) -> float:
 
 def run_ppo(results: dict) -> None:
     rows = {}
-    for backend in ("pyboy", "rust"):
-        for vectorization in ("sync", "async"):
+    for backend, modes in (("pyboy", ("sync", "async")), ("rust", ("sync", "async", "native"))):
+        for vectorization in modes:
             rate = ppo_sps(backend, vectorization)
             rows[f"{backend}_{vectorization}"] = rate
             print(f"  PPO on 2048, {backend}, {vectorization} vector env: {format_rate(rate)} SPS", flush=True)
-    rows["ratio_best_ours_vs_best_pyboy"] = max(rows["rust_sync"], rows["rust_async"]) / max(
+    rows["ratio_best_ours_vs_best_pyboy"] = max(rows["rust_sync"], rows["rust_async"], rows["rust_native"]) / max(
         rows["pyboy_sync"], rows["pyboy_async"])
     results["ppo"] = rows
 
@@ -211,25 +303,25 @@ def run(args) -> dict:
     core = load_core()
     rows = []
     plan = []
-    for workload, rom in WORKLOADS:
-        kinds = [k for k in ("frames", "steps") if k in args.sections and (k == "frames" or rom == GAME_ROM)]
+    for workload, rom, play in WORKLOADS:
+        kinds = [k for k in ("frames", "steps") if k in args.sections and (k == "frames" or play)]
         for kind in kinds:
             for render in (False, True):
-                plan.append((workload, rom, kind, render))
-    for workload, rom, kind, render in plan:
+                plan.append((workload, rom, play, kind, render))
+    for workload, rom, play, kind, render in plan:
         label = f"{workload} {'frames/s' if kind == 'frames' else 'env steps/s'}, render {'on' if render else 'off'}"
         print(f"\n{label}", flush=True)
-        entry = {"workload": workload, "kind": kind, "render": render, "rates": {}}
+        entry = {"workload": workload, "kind": kind, "render": render, "timing": args.timing, "rates": {}}
         for processes in (1, 2):
-            rate = pyboy_rate(kind, rom, render, processes, args.seconds)
+            rate = pyboy_rate(kind, rom, play, render, processes, args.seconds)
             entry["rates"][f"pyboy_{processes}p"] = rate
             print(f"  PyBoy {processes} process{'es' if processes > 1 else ''}: {format_rate(rate)}", flush=True)
-        rate = ours_single_rate(core, kind, rom, render, args.seconds)
+        rate = ours_single_rate(core, kind, rom, play, render, args.seconds, args.timing)
         entry["rates"]["ours_single"] = rate
         print(f"  ours, one GameBoy: {format_rate(rate)}", flush=True)
         for threads in (1, 2):
             for batch in args.batches:
-                rate = ours_vec_rate(core, kind, rom, render, batch, threads, args.seconds)
+                rate = ours_vec_rate(core, kind, rom, play, render, batch, threads, args.seconds, args.timing)
                 entry["rates"][f"ours_vec_t{threads}_b{batch}"] = rate
                 print(f"  ours, GameBoyVec {threads} thread(s), batch {batch}: {format_rate(rate)}", flush=True)
         best_ours = max(v for k, v in entry["rates"].items() if k.startswith("ours"))
@@ -237,6 +329,7 @@ def run(args) -> dict:
         entry["ratio_best_ours_vs_pyboy_2p"] = best_ours / entry["rates"]["pyboy_2p"]
         rows.append(entry)
     results = {"machine": machine(), "seconds_per_row": args.seconds, "batches": args.batches,
+               "timing": args.timing, "play_moves": list(PLAY_MOVES),
                "date": time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime()), "rows": rows}
     if "ppo" in args.sections:
         print("\nPPO on 2048 (host loop, 8 envs x 128 steps)", flush=True)
@@ -256,7 +349,7 @@ def print_table(results: dict) -> None:
 
     console = Console(width=200)
     if results["rows"]:
-        table = Table(title="EmuRust vs PyBoy 2.8.1 (best of 3 windows; ratio = best ours / PyBoy 2 processes)")
+        table = Table(title=f"EmuRust ({results['timing']} timing) vs PyBoy 2.8.1 (best of 3 windows; ratio = best ours / PyBoy 2 processes)")
         for column in ("workload", "render", "PyBoy 1p", "PyBoy 2p", "ours 1 GameBoy",
                        "ours vec 1 thread (best batch)", "ours vec 2 threads (best batch)", "ratio"):
             table.add_column(column, justify="right")
@@ -271,10 +364,11 @@ def print_table(results: dict) -> None:
     if "ppo" in results:
         ppo = results["ppo"]
         table = Table(title="PPO SPS on 2048 (host loop; ratio = best ours / best PyBoy)")
-        for column in ("PyBoy sync", "PyBoy async", "ours sync", "ours async", "ratio"):
+        for column in ("PyBoy sync", "PyBoy async", "ours sync", "ours async", "ours native vector env", "ratio"):
             table.add_column(column, justify="right")
         table.add_row(format_rate(ppo["pyboy_sync"]), format_rate(ppo["pyboy_async"]), format_rate(ppo["rust_sync"]),
-                      format_rate(ppo["rust_async"]), f"{ppo['ratio_best_ours_vs_best_pyboy']:.1f}x")
+                      format_rate(ppo["rust_async"]), format_rate(ppo["rust_native"]),
+                      f"{ppo['ratio_best_ours_vs_best_pyboy']:.1f}x")
         console.print(table)
 
 
@@ -286,6 +380,8 @@ def main(argv=None) -> None:
     parser.add_argument("--out", type=Path,
                         default=Path(os.environ.get("ENVPORT_BENCH_DIR", "bench-results")) / "emurust.json",
                         help="where the JSON goes (default bench-results/emurust.json under the working directory)")
+    parser.add_argument("--timing", choices=("pyboy", "dmg"), default="pyboy",
+                        help="our emulator's timing: PyBoy-compatible (default, what the envs run) or hardware")
     parser.add_argument("--sections", type=lambda s: s.split(","), default=["frames", "steps", "ppo"],
                         help="comma-separated: frames, steps, ppo (default all)")
     args = parser.parse_args(argv)

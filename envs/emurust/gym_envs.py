@@ -19,6 +19,7 @@ from gymnasium import spaces
 
 from . import game2048
 from .reference.pyboy_ref import GREY_PALETTE
+from .vector_2048 import Game2048RustVectorEnv
 
 MAX_EPISODE_STEPS = 1000
 _GREYS = np.array([[(c >> 16) & 0xFF, (c >> 8) & 0xFF, c & 0xFF] for c in GREY_PALETTE], dtype=np.uint8)
@@ -83,12 +84,18 @@ class Game2048Env(gymnasium.Env):
         self._emulator.close()
 
 
+# `gymnasium.make_vec` of the Rust id builds N emulators stepped together in Rust (vector_2048.py);
+# vectorization_mode="sync"/"async" still wraps N single envs.
+_VECTOR_ENTRY_POINTS = {"rust": Game2048RustVectorEnv}
+
+
 def register_envs() -> None:
     for env_id, backend in (("envport/Game2048-v0", "pyboy"), ("envport/Game2048Rust-v0", "rust")):
         if env_id not in gymnasium.registry:
             gymnasium.register(
                 env_id,
                 entry_point=Game2048Env,
+                vector_entry_point=_VECTOR_ENTRY_POINTS.get(backend),
                 kwargs={"backend": backend},
                 max_episode_steps=MAX_EPISODE_STEPS,
             )

@@ -166,13 +166,14 @@ def test_missing_rom_is_a_clear_error(tmp_path):
     ROMS / "dmg-acid2" / "dmg-acid2.gb",
     ROMS / "blargg" / "cpu_instrs" / "individual" / "02-interrupts.gb",
 ], ids=lambda p: p.stem)
-def test_lazy_scheduler_equals_eager(rom):
+@pytest.mark.parametrize("power_on", ["dmg", "pyboy"])
+def test_lazy_scheduler_equals_eager(rom, power_on):
     """The bus runs the PPU only at interrupt/frame boundaries and catches up on access; forcing an
     event at every PPU stage must give the same machine on every frame (cycles, registers, screen,
-    WRAM, HRAM, I/O), here with random buttons."""
+    WRAM, HRAM, I/O), here with random buttons, in both timings."""
     emurust = core()
-    lazy = emurust.GameBoy(rom.read_bytes())
-    eager = emurust.GameBoy(rom.read_bytes(), eager_events=True)
+    lazy = emurust.GameBoy(rom.read_bytes(), power_on=power_on)
+    eager = emurust.GameBoy(rom.read_bytes(), power_on=power_on, eager_events=True)
     rng = np.random.default_rng(7)
     for frame in range(600):
         mask = int(rng.integers(0, 256)) if frame % 20 == 0 else None

@@ -166,10 +166,9 @@ impl Bus {
     fn reschedule(&mut self) {
         let mut next = self.deadline;
         // While OAM DMA runs, every PPU stage is an event (OAM scans must see the bytes copied by
-        // then); otherwise only the stages that can raise an interrupt or end a frame are. PyBoy
-        // mode keeps every stage an event too: its lagged LY/STAT reads and its stretched lines
-        // are modelled on stage-by-stage stepping.
-        let every_stage = self.eager_ppu || self.pyboy || self.dma.is_active();
+        // then); otherwise only the stages that can raise an interrupt or end a frame are (PyBoy
+        // mode too: its lagged LY/STAT reads look up a history that catch-up records as well).
+        let every_stage = self.eager_ppu || self.dma.is_active();
         let ppu_dots = self.ppu.dots_until_next_event(every_stage);
         self.ppu_event = if ppu_dots == u32::MAX {
             u64::MAX

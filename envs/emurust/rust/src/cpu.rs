@@ -243,7 +243,18 @@ impl Cpu {
     pub fn step<B: CpuBus>(&mut self, bus: &mut B) {
         // Fast path: no lock, HALT, HALT bug or pending EI; the same steps as `step_slow` takes
         // with those flags clear.
-        if !(self.locked | self.halted | self.halt_bug | self.ei_pending | self.pyboy) {
+        if !(self.locked | self.halted | self.halt_bug | self.ei_pending) {
+            if self.pyboy {
+                // `step_pyboy` with those flags clear and no interrupt to take at this boundary.
+                if !(self.ime && bus.pending_interrupts() != 0) {
+                    let opcode = self.fetch(bus);
+                    bus.pyboy_opcode_fetched(opcode);
+                    self.execute(bus, opcode);
+                    self.di_executed = false;
+                    return;
+                }
+                return self.step_slow(bus);
+            }
             let opcode = self.fetch(bus);
             if self.ime && bus.pending_interrupts() != 0 {
                 // The fetch was the dispatch's first cycle; PC stays on the discarded opcode.

@@ -121,6 +121,32 @@ impl GameBoy {
         }
     }
 
+    /// Runs `phases` in order, holding the buttons of each (a mask) for its number of frames; the
+    /// buttons stay as the last phase left them. With `draw_last_only`, only the final frame is
+    /// drawn (as PyBoy's `tick(n, render=True)`), whatever the render setting, which is then
+    /// restored: the screen is the one a run with rendering on throughout would show.
+    pub fn run_phases(&mut self, phases: &[(u8, u32)], draw_last_only: bool) {
+        let render = self.bus.ppu.render();
+        let total: u64 = phases.iter().map(|&(_, frames)| frames as u64).sum();
+        let mut left = total;
+        for &(mask, frames) in phases {
+            if frames == 0 {
+                continue;
+            }
+            self.set_buttons(mask);
+            for _ in 0..frames {
+                if draw_last_only {
+                    self.set_render(left == 1);
+                }
+                self.run_frame();
+                left -= 1;
+            }
+        }
+        if draw_last_only {
+            self.set_render(render);
+        }
+    }
+
     /// Runs at least `cycles` T-cycles (whole instructions).
     pub fn run_cycles(&mut self, cycles: u64) {
         let end = self.bus.cycles + cycles;

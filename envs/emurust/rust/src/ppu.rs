@@ -702,7 +702,9 @@ impl Ppu {
         if !self.lcd_on() {
             return u32::MAX;
         }
-        if every_stage || self.stat_enable != 0 {
+        // PyBoy's first frame after LCD enable has lines of other lengths than the count below
+        // assumes: step it stage by stage.
+        if every_stage || self.stat_enable != 0 || self.pyboy_first_frame {
             return self.next_event - self.dot;
         }
         let later_lines = if self.line < VBLANK_LINE {
@@ -859,7 +861,7 @@ impl Ppu {
     fn pyboy_mode3_length(&self) -> u32 {
         let mut length = MODE3_BASE_DOTS;
         if !self.pyboy_first_frame {
-            length += ((self.scx & 7) as u32 + 3) / 4 * 4;
+            length += ((self.scx & 7) as u32).div_ceil(4) * 4;
         }
         if self.lcdc & LCDC_OBJ_ENABLE == 0 {
             return length;

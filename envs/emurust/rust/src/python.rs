@@ -9,7 +9,9 @@ use crate::ppu::{SCREEN_HEIGHT, SCREEN_WIDTH};
 use crate::sm83_harness::{run_one, CycleKind};
 use crate::vec::GameBoyVec as VecCore;
 use numpy::ndarray::{ArrayView2, Axis};
-use numpy::{PyArray2, PyArray3, PyArrayMethods, PyReadonlyArray1};
+use numpy::{
+    PyArray2, PyArray3, PyArrayMethods, PyReadonlyArray1, PyReadonlyArray2, PyUntypedArrayMethods,
+};
 use pyo3::create_exception;
 use pyo3::exceptions::{PyIndexError, PyValueError};
 use pyo3::prelude::*;
@@ -62,6 +64,21 @@ fn button_bit(name: &str) -> PyResult<u8> {
         })
 }
 
+fn parse_power_on(power_on: &str) -> PyResult<PowerOn> {
+    match power_on {
+        "dmg" => Ok(PowerOn::Dmg),
+        "pyboy" => Ok(PowerOn::PyBoy),
+        other => Err(PyValueError::new_err(format!(
+            "power_on must be 'dmg' or 'pyboy', got {other:?}"
+        ))),
+    }
+}
+
+fn check_frames(frames: i64) -> PyResult<u32> {
+    u32::try_from(frames)
+        .map_err(|_| PyValueError::new_err(format!("frames must be in 0..=2**32-1, got {frames}")))
+}
+
 fn check_mask(mask: i64) -> PyResult<u8> {
     u8::try_from(mask).map_err(|_| {
         PyValueError::new_err(format!(
@@ -85,15 +102,7 @@ impl PyGameBoy {
     #[new]
     #[pyo3(signature = (rom, render=true, power_on="dmg", eager_events=false))]
     fn new(rom: &[u8], render: bool, power_on: &str, eager_events: bool) -> PyResult<Self> {
-        let power_on = match power_on {
-            "dmg" => PowerOn::Dmg,
-            "pyboy" => PowerOn::PyBoy,
-            other => {
-                return Err(PyValueError::new_err(format!(
-                    "power_on must be 'dmg' or 'pyboy', got {other:?}"
-                )))
-            }
-        };
+        let power_on = parse_power_on(power_on)?;
         let mut inner = GameBoy::with_power_on(rom.to_vec(), power_on).map_err(rom_error)?;
         inner.set_render(render);
         inner.bus.eager_ppu = eager_events;
@@ -117,6 +126,24 @@ impl PyGameBoy {
             .map_err(|_| PyValueError::new_err(format!("frames must be >= 0, got {frames}")))?;
         let inner = &mut self.inner;
         py.detach(|| inner.run_frames(frames));
+        Ok(())
+    }
+
+    /// Runs `phases`, a list of (button mask, frames): the buttons of each held for its frames.
+    /// `draw_last_only=True` draws only the final frame (PyBoy's `tick(n, render=True)`).
+    #[pyo3(signature = (phases, draw_last_only=false))]
+    fn run_phases(
+        &mut self,
+        py: Python<'_>,
+        phases: Vec<(i64, i64)>,
+        draw_last_only: bool,
+    ) -> PyResult<()> {
+        let phases = phases
+            .into_iter()
+            .map(|(mask, frames)| Ok((check_mask(mask)?, check_frames(frames)?)))
+            .collect::<PyResult<Vec<_>>>()?;
+        let inner = &mut self.inner;
+        py.detach(|| inner.run_phases(&phases, draw_last_only));
         Ok(())
     }
 
@@ -254,16 +281,25 @@ pub struct GameBoyVec {
 #[pymethods]
 impl GameBoyVec {
     /// `threads` = 0 uses Rayon's global pool (all cores); otherwise a pool of that many threads.
+    /// `render` and `power_on` as for `GameBoy`.
     #[new]
-    #[pyo3(signature = (rom, num_envs, threads=0, render=true))]
-    fn new(rom: &[u8], num_envs: usize, threads: usize, render: bool) -> PyResult<Self> {
+    #[pyo3(signature = (rom, num_envs, threads=0, render=true, power_on="dmg"))]
+    fn new(
+        rom: &[u8],
+        num_envs: usize,
+        threads: usize,
+        render: bool,
+        power_on: &str,
+    ) -> PyResult<Self> {
         if num_envs == 0 {
             return Err(PyValueError::new_err("num_envs must be at least 1"));
         }
-        let inner = VecCore::new(rom, num_envs, threads, render).map_err(|e| match e {
-            crate::vec::VecError::Rom(e) => rom_error(e),
-            crate::vec::VecError::Threads(m) => PyValueError::new_err(m),
-        })?;
+        let power_on = parse_power_on(power_on)?;
+        let inner =
+            VecCore::new(rom, num_envs, threads, render, power_on).map_err(|e| match e {
+                crate::vec::VecError::Rom(e) => rom_error(e),
+                crate::vec::VecError::Threads(m) => PyValueError::new_err(m),
+            })?;
         Ok(GameBoyVec { inner })
     }
 
@@ -292,6 +328,39 @@ impl GameBoyVec {
         let masks = masks.to_vec();
         let inner = &mut self.inner;
         py.detach(|| inner.step(&masks, frames));
+        Ok(())
+    }
+
+    /// Runs each env's own phases in parallel: `buttons` (uint8) and `frames` (int64), both of
+    /// shape (num_envs, phases); env i holds `buttons[i, p]` for `frames[i, p]` frames, p in
+    /// order (0 frames skips a phase). `draw_last_only=True` draws only each env's final frame.
+    #[pyo3(signature = (buttons, frames, draw_last_only=false))]
+    fn run_phases(
+        &mut self,
+        py: Python<'_>,
+        buttons: PyReadonlyArray2<'_, u8>,
+        frames: PyReadonlyArray2<'_, i64>,
+        draw_last_only: bool,
+    ) -> PyResult<()> {
+        let n = self.inner.len();
+        let (b_shape, f_shape) = (buttons.shape().to_vec(), frames.shape().to_vec());
+        if b_shape[0] != n || b_shape != f_shape {
+            return Err(PyValueError::new_err(format!(
+                "buttons {b_shape:?} and frames {f_shape:?} must both have shape ({n}, phases)"
+            )));
+        }
+        let per_env = b_shape[1];
+        let buttons = buttons.as_array();
+        let frames = frames.as_array();
+        let mut phases = Vec::with_capacity(n * per_env);
+        for (mask, count) in buttons.iter().zip(frames.iter()) {
+            phases.push((*mask, check_frames(*count)?));
+        }
+        if per_env == 0 {
+            return Ok(());
+        }
+        let inner = &mut self.inner;
+        py.detach(|| inner.run_phases(&phases, per_env, draw_last_only));
         Ok(())
     }
 

@@ -1,7 +1,7 @@
 //! Many consoles stepped in parallel with Rayon: one ROM, N independent machines.
 
 use crate::cartridge::{Cartridge, CartridgeError};
-use crate::gameboy::GameBoy;
+use crate::gameboy::{GameBoy, PowerOn};
 use rayon::prelude::*;
 
 #[derive(Debug)]
@@ -17,11 +17,18 @@ pub struct GameBoyVec {
 }
 
 impl GameBoyVec {
-    pub fn new(rom: &[u8], count: usize, threads: usize, render: bool) -> Result<Self, VecError> {
+    pub fn new(
+        rom: &[u8],
+        count: usize,
+        threads: usize,
+        render: bool,
+        power_on: PowerOn,
+    ) -> Result<Self, VecError> {
         Cartridge::from_rom(rom.to_vec()).map_err(VecError::Rom)?;
         let consoles = (0..count)
             .map(|_| {
-                let mut gb = GameBoy::new(rom.to_vec()).map_err(VecError::Rom)?;
+                let mut gb =
+                    GameBoy::with_power_on(rom.to_vec(), power_on).map_err(VecError::Rom)?;
                 gb.set_render(render);
                 Ok(gb)
             })
@@ -55,6 +62,21 @@ impl GameBoyVec {
 
     pub fn get_mut(&mut self, index: usize) -> &mut GameBoy {
         &mut self.consoles[index]
+    }
+
+    /// Runs each console's own phases (`GameBoy::run_phases`): `phases[i * per_env..][..per_env]`
+    /// belong to console i; `phases.len()` must equal `len() * per_env`.
+    pub fn run_phases(&mut self, phases: &[(u8, u32)], per_env: usize, draw_last_only: bool) {
+        let work = |consoles: &mut Vec<GameBoy>| {
+            consoles
+                .par_iter_mut()
+                .zip(phases.par_chunks(per_env.max(1)))
+                .for_each(|(gb, own)| gb.run_phases(own, draw_last_only))
+        };
+        match &self.pool {
+            Some(pool) => pool.install(|| work(&mut self.consoles)),
+            None => work(&mut self.consoles),
+        }
     }
 
     /// Sets each console's buttons and runs `frames` frames in each; `masks.len()` must equal `len()`.
