@@ -2,9 +2,8 @@
 
 - blargg: cpu_instrs (the 11 singles and the combined ROM), instr_timing, mem_timing (serial),
   mem_timing-2 (result block at $A000), halt_bug (result printed on screen only);
-- mooneye acceptance: every ROM PyBoy 2.8.1 passes must pass (60 of 70: PyBoy fails the boot-ROM
-  and model-specific ones listed in PYBOY_FAILS); ROMs ours does not pass yet are strict xfails with
-  the reason, so fixing one turns into an XPASS failure until the list is updated;
+- mooneye acceptance: every ROM must pass (62 of 70) except the 8 boot-ROM and model-specific ones
+  PyBoy 2.8.1 fails too (BOTH_FAIL); PyBoy passes 60, all of which are among our 62;
 - dmg-acid2: pixel-exact against its reference image.
 """
 
@@ -27,18 +26,14 @@ from .harness import (
 
 CPU_INSTRS_SINGLES = sorted((BLARGG / "cpu_instrs" / "individual").glob("*.gb"))
 
-# The mooneye ROMs PyBoy 2.8.1 fails (data/roms/SOURCES.md, section 4): boot ROM and model checks.
-PYBOY_FAILS = {
+# The mooneye ROMs PyBoy 2.8.1 fails (data/roms/SOURCES.md, section 4) that we fail too: they check
+# the boot ROM's leftovers and the model (PyBoy runs its own boot ROM; ours starts in the DMG
+# boot state without one). The two others PyBoy fails, boot_regs-dmgABC and bits/unused_hwio-GS,
+# we pass, and they run below like every other ROM.
+BOTH_FAIL = {
     "boot_hwio-S", "boot_hwio-dmg0", "boot_hwio-dmgABCmgb",
-    "boot_regs-dmg0", "boot_regs-dmgABC", "boot_regs-mgb", "boot_regs-sgb", "boot_regs-sgb2",
-    "bits/unused_hwio-GS", "serial/boot_sclk_align-dmgABCmgb",
-}
-# Ours, not yet (PyBoy passes them): the LCD switch-on timing and the sprite penalty of mode 3.
-OURS_NOT_YET: dict[str, str] = {
-    "ppu/intr_2_mode0_timing_sprites": "mode-3 length with sprites: our penalty model is off for some X positions",
-    "ppu/lcdon_timing-dmgABCmgbS": "STAT/LY timing of the first line after the LCD is switched on",
-    "ppu/lcdon_write_timing-GS": "OAM/VRAM access timing of the first line after the LCD is switched on",
-    "ppu/stat_lyc_onoff": "LY=LYC flag and STAT interrupt when the LCD is switched off and on",
+    "boot_regs-dmg0", "boot_regs-mgb", "boot_regs-sgb", "boot_regs-sgb2",
+    "serial/boot_sclk_align-dmgABCmgb",
 }
 
 
@@ -88,12 +83,10 @@ def test_blargg_halt_bug():
 
 
 @pytest.mark.parametrize("rom", MOONEYE_ROMS, ids=_mooneye_name)
-def test_mooneye_acceptance(rom, request):
+def test_mooneye_acceptance(rom):
     name = _mooneye_name(rom)
-    if name in PYBOY_FAILS:
+    if name in BOTH_FAIL:
         pytest.skip("PyBoy fails it too (boot ROM / model specific); reported in the README table, not required")
-    if name in OURS_NOT_YET:
-        request.applymarker(pytest.mark.xfail(strict=True, reason=OURS_NOT_YET[name]))
     result = mooneye_result(new_gameboy(rom))
     assert result == "pass", f"[emurust/timing] mooneye {name}: {result}"
 
