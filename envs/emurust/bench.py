@@ -3,8 +3,9 @@
     ./pants run envs/emurust:bench [-- --quick] [--seconds S] [--batches 1,4,16,64,256] [--sections frames,steps,ppo] [--timing pyboy|dmg] [--out PATH]
 
 Workloads (frames/s with rendering on = every frame drawn, and off):
-- `cpu_instrs`: blargg's CPU test ROM (no HALT while it tests; it finishes after about 3,200 frames
-  and then loops, so a window mixes both phases);
+- `cpu_instrs`: blargg's CPU test ROM, kept in its testing phase (it finishes after about 3,200
+  frames and then loops, at another speed): every call loads the state saved at frame 120 and
+  runs 240 frames from there;
 - `2048 title`: 2048's title screen, where the CPU sits in HALT between frames, as idle games do;
 - `2048 play`: 2048 while it is played, the RL workload. The game redraws its board every frame
   with the CPU busy polling STAT, so this is a CPU-bound workload. To keep it steady, every call
@@ -50,8 +51,10 @@ from shared.benchmark import best_rate, format_rate, machine  # noqa: E402
 ROMS = REPO / "envs" / "emurust" / "data" / "roms"
 CPU_BUSY_ROM = ROMS / "blargg" / "cpu_instrs" / "cpu_instrs.gb"
 GAME_ROM = ROMS / "games" / "2048-wyattferguson" / "2048.gb"
-# (name, ROM, whether the game is being played)
-WORKLOADS = (("cpu_instrs", CPU_BUSY_ROM, False), ("2048 title", GAME_ROM, False), ("2048 play", GAME_ROM, True))
+# (name, ROM, mode): "loop" runs on from the warm-up, "reload" runs RELOAD_FRAMES from the state
+# saved after the warm-up, "play" plays 2048 from the state saved after START.
+WORKLOADS = (("cpu_instrs", CPU_BUSY_ROM, "reload"), ("2048 title", GAME_ROM, "loop"), ("2048 play", GAME_ROM, "play"))
+RELOAD_FRAMES = 240
 BOARD = (0xC0B1, 0xC0EB)  # board (25 x u16) and score (u16)
 STEP_PRESS, STEP_FRAMES = 4, 24
 DIRECTIONS = ("up", "down", "left", "right")
@@ -69,7 +72,7 @@ PYBOY_BOOT_ROM_FRAMES, GAME_BOOT_FRAMES, START_SETTLE_FRAMES = 64, 60, 30
 # -- PyBoy ------------------------------------------------------------------------------------------
 
 
-def _pyboy(rom: Path, play: bool):
+def _pyboy(rom: Path, mode: str):
     import io
 
     with warnings.catch_warnings():
@@ -84,9 +87,14 @@ def _pyboy(rom: Path, play: bool):
         # every tick, which would slow PyBoy down unfairly (see reference/pyboy_ref.py).
         for symbol, address in _WRAPPER_2048_SYMBOLS.items():
             pyboy.rom_symbols_inverse.setdefault(symbol, (0, address))
-    if not play:
+    if mode == "loop":
         pyboy.tick(WARMUP_FRAMES, False)
         return pyboy, None
+    if mode == "reload":
+        pyboy.tick(PYBOY_BOOT_ROM_FRAMES + WARMUP_FRAMES, False)
+        warm = io.BytesIO()
+        pyboy.save_state(warm)
+        return pyboy, warm
     pyboy.tick(PYBOY_BOOT_ROM_FRAMES + GAME_BOOT_FRAMES + 1, False)
     pyboy.button_press("start")
     pyboy.tick(STEP_PRESS, False)
@@ -105,9 +113,19 @@ def _pyboy_move(pyboy, move: int, render_last: bool) -> None:
     pyboy.tick(STEP_FRAMES - STEP_PRESS, render_last)
 
 
-def _pyboy_call(pyboy, start, kind: str, render: bool):
+def _pyboy_call(pyboy, start, kind: str, render: bool, mode: str):
     """(call, steps per call) for PyBoy."""
     memory = pyboy.memory
+    if mode == "reload":
+        def call():
+            start.seek(0)
+            pyboy.load_state(start)
+            if render:
+                for _ in range(RELOAD_FRAMES):
+                    pyboy.tick(1, True)
+            else:
+                pyboy.tick(RELOAD_FRAMES, False)
+        return call, RELOAD_FRAMES
     if kind == "frames" and start is None:
         if render:
             def call():
@@ -146,20 +164,20 @@ def _pyboy_call(pyboy, start, kind: str, render: bool):
     return call, len(PLAY_MOVES)
 
 
-def _pyboy_worker(kind: str, rom: str, play: bool, render: bool, seconds: float, barrier, results) -> None:
-    pyboy, start = _pyboy(Path(rom), play)
-    call, per_call = _pyboy_call(pyboy, start, kind, render)
+def _pyboy_worker(kind: str, rom: str, mode: str, render: bool, seconds: float, barrier, results) -> None:
+    pyboy, start = _pyboy(Path(rom), mode)
+    call, per_call = _pyboy_call(pyboy, start, kind, render, mode)
     call()
     barrier.wait()
     results.put(best_rate(call, per_call, seconds))
     pyboy.stop(save=False)
 
 
-def pyboy_rate(kind: str, rom: Path, play: bool, render: bool, processes: int, seconds: float) -> float:
+def pyboy_rate(kind: str, rom: Path, mode: str, render: bool, processes: int, seconds: float) -> float:
     """Total rate of `processes` PyBoy processes running at the same time."""
     context = multiprocessing.get_context("spawn")
     barrier, results = context.Barrier(processes), context.Queue()
-    workers = [context.Process(target=_pyboy_worker, args=(kind, str(rom), play, render, seconds, barrier, results))
+    workers = [context.Process(target=_pyboy_worker, args=(kind, str(rom), mode, render, seconds, barrier, results))
                for _ in range(processes)]
     for worker in workers:
         worker.start()
@@ -186,11 +204,18 @@ def _ours_start_state(gb) -> bytes:
     return gb.save_state()
 
 
-def ours_single_rate(core, kind: str, rom: Path, play: bool, render: bool, seconds: float, power_on: str) -> float:
+def ours_single_rate(core, kind: str, rom: Path, mode: str, render: bool, seconds: float, power_on: str) -> float:
     gb = core.GameBoy(rom.read_bytes(), render=render, power_on=power_on)
-    if not play:
+    if mode != "play":
         gb.run_frames(WARMUP_FRAMES)
-        return best_rate(lambda: gb.run_frames(FRAMES_PER_CALL), FRAMES_PER_CALL, seconds)
+        if mode == "loop":
+            return best_rate(lambda: gb.run_frames(FRAMES_PER_CALL), FRAMES_PER_CALL, seconds)
+        warm = gb.save_state()
+
+        def call():
+            gb.load_state(warm)
+            gb.run_frames(RELOAD_FRAMES)
+        return best_rate(call, RELOAD_FRAMES, seconds)
     start = _ours_start_state(gb)
     if kind == "frames":
         phases = _play_phases()
@@ -212,19 +237,30 @@ def ours_single_rate(core, kind: str, rom: Path, play: bool, render: bool, secon
     return best_rate(call, len(PLAY_MOVES), seconds)
 
 
-def ours_vec_rate(core, kind: str, rom: Path, play: bool, render: bool, batch: int, threads: int,
+def ours_vec_rate(core, kind: str, rom: Path, mode: str, render: bool, batch: int, threads: int,
                   seconds: float, power_on: str) -> float:
     vec = core.GameBoyVec(rom.read_bytes(), batch, threads=threads, render=render, power_on=power_on)
     idle = np.zeros(batch, np.uint8)
-    if not play:
+    if mode == "loop":
         vec.step(idle, WARMUP_FRAMES)
         frames = max(1, FRAMES_PER_CALL // 4)
         return best_rate(lambda: vec.step(idle, frames), frames * batch, seconds)
-    start = _ours_start_state(core.GameBoy(rom.read_bytes(), render=False, power_on=power_on))
+    if mode == "reload":
+        warm_gb = core.GameBoy(rom.read_bytes(), render=False, power_on=power_on)
+        warm_gb.run_frames(WARMUP_FRAMES)
+        start = warm_gb.save_state()
+    else:
+        start = _ours_start_state(core.GameBoy(rom.read_bytes(), render=False, power_on=power_on))
 
     def load_all():
         for i in range(batch):
             vec.load_state(i, start)
+
+    if mode == "reload":
+        def call():
+            load_all()
+            vec.step(idle, RELOAD_FRAMES)
+        return best_rate(call, RELOAD_FRAMES * batch, seconds)
 
     def as_arrays(phases):
         buttons = np.tile(np.array([b for b, _ in phases], np.uint8), (batch, 1))
@@ -303,25 +339,25 @@ def run(args) -> dict:
     core = load_core()
     rows = []
     plan = []
-    for workload, rom, play in WORKLOADS:
-        kinds = [k for k in ("frames", "steps") if k in args.sections and (k == "frames" or play)]
+    for workload, rom, mode in WORKLOADS:
+        kinds = [k for k in ("frames", "steps") if k in args.sections and (k == "frames" or mode == "play")]
         for kind in kinds:
             for render in (False, True):
-                plan.append((workload, rom, play, kind, render))
-    for workload, rom, play, kind, render in plan:
+                plan.append((workload, rom, mode, kind, render))
+    for workload, rom, mode, kind, render in plan:
         label = f"{workload} {'frames/s' if kind == 'frames' else 'env steps/s'}, render {'on' if render else 'off'}"
         print(f"\n{label}", flush=True)
         entry = {"workload": workload, "kind": kind, "render": render, "timing": args.timing, "rates": {}}
         for processes in (1, 2):
-            rate = pyboy_rate(kind, rom, play, render, processes, args.seconds)
+            rate = pyboy_rate(kind, rom, mode, render, processes, args.seconds)
             entry["rates"][f"pyboy_{processes}p"] = rate
             print(f"  PyBoy {processes} process{'es' if processes > 1 else ''}: {format_rate(rate)}", flush=True)
-        rate = ours_single_rate(core, kind, rom, play, render, args.seconds, args.timing)
+        rate = ours_single_rate(core, kind, rom, mode, render, args.seconds, args.timing)
         entry["rates"]["ours_single"] = rate
         print(f"  ours, one GameBoy: {format_rate(rate)}", flush=True)
         for threads in (1, 2):
             for batch in args.batches:
-                rate = ours_vec_rate(core, kind, rom, play, render, batch, threads, args.seconds, args.timing)
+                rate = ours_vec_rate(core, kind, rom, mode, render, batch, threads, args.seconds, args.timing)
                 entry["rates"][f"ours_vec_t{threads}_b{batch}"] = rate
                 print(f"  ours, GameBoyVec {threads} thread(s), batch {batch}: {format_rate(rate)}", flush=True)
         best_ours = max(v for k, v in entry["rates"].items() if k.startswith("ours"))
