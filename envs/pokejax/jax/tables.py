@@ -1,0 +1,97 @@
+"""Gen 1 data as fixed-size NumPy tables, indexed the way the JAX state stores things.
+
+Built from the JSON that envs/pokejax/gen_data.py generates from the pinned Showdown. Species and
+moves are indexed by their national / move number (index 0 is "none", a sentinel for empty slots),
+types by their position in TYPES (Showdown's Gen 1 types, alphabetical).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+
+import numpy as np
+
+from envs.pokejax import gen_data
+
+NUM_SPECIES = 151
+NUM_MOVES = 165
+# Gen 1 has one Special stat; Showdown stores it as both spa and spd.
+STAT_NAMES = ("hp", "atk", "def", "spa", "spe")
+CATEGORIES = ("Physical", "Special", "Status")
+ALWAYS_HITS = 255  # accuracy sentinel for Showdown's `accuracy: true`
+# Showdown's Gen 1 Bide is typeless ("???"): an extra type, neutral against everything.
+TYPELESS = "???"
+
+
+@dataclasses.dataclass(frozen=True)
+class Gen1Tables:
+    types: tuple[str, ...]
+    species_ids: tuple[str, ...]  # index -> Showdown id ("" at 0)
+    move_ids: tuple[str, ...]
+    base_stats: np.ndarray  # int32 [152, 5] in STAT_NAMES order
+    species_types: np.ndarray  # int32 [152, 2]; a single-typed species repeats its type
+    move_power: np.ndarray  # int32 [166]
+    move_accuracy: np.ndarray  # int32 [166]; ALWAYS_HITS for moves that skip the accuracy check
+    move_pp: np.ndarray  # int32 [166], base PP before PP Ups
+    move_type: np.ndarray  # int32 [166]
+    move_category: np.ndarray  # int32 [166], index into CATEGORIES
+    move_priority: np.ndarray  # int32 [166]
+    move_crit_ratio: np.ndarray  # int32 [166]; 2 for the high-crit moves
+    type_chart_x2: np.ndarray  # int32 [16, 16] attacking x defending, effectiveness times 2 (0, 1, 2, 4)
+
+    def species_index(self, species_id: str) -> int:
+        return self.species_ids.index(species_id)
+
+    def move_index(self, move_id: str) -> int:
+        return self.move_ids.index(move_id)
+
+
+@functools.cache
+def gen1_tables() -> Gen1Tables:
+    data = gen_data.gen1_data()
+    types = tuple(data["types"]) + (TYPELESS,)
+    type_index = {name: i for i, name in enumerate(types)}
+
+    species = sorted(data["species"], key=lambda s: s["num"])
+    if [s["num"] for s in species] != list(range(1, NUM_SPECIES + 1)):
+        raise ValueError("the generated data does not hold species 1-151 exactly")
+    base_stats = np.zeros((NUM_SPECIES + 1, len(STAT_NAMES)), dtype=np.int32)
+    species_types = np.zeros((NUM_SPECIES + 1, 2), dtype=np.int32)
+    for s in species:
+        if s["baseStats"]["spa"] != s["baseStats"]["spd"]:
+            raise ValueError(f"{s['id']}: Gen 1 has one Special stat, but spa != spd")
+        base_stats[s["num"]] = [s["baseStats"][name] for name in STAT_NAMES]
+        first = type_index[s["types"][0]]
+        species_types[s["num"]] = [first, type_index[s["types"][-1]]]
+
+    moves = sorted(data["moves"], key=lambda m: m["num"])
+    if [m["num"] for m in moves] != list(range(1, NUM_MOVES + 1)):
+        raise ValueError("the generated data does not hold moves 1-165 exactly")
+
+    def column(getter) -> np.ndarray:
+        values = np.zeros(NUM_MOVES + 1, dtype=np.int32)
+        for m in moves:
+            values[m["num"]] = getter(m)
+        return values
+
+    chart = np.full((len(types), len(types)), 2, dtype=np.int32)
+    for attacking, row in data["typeChart"].items():
+        for defending, multiplier in row.items():
+            chart[type_index[attacking], type_index[defending]] = int(round(2 * multiplier))
+
+    return Gen1Tables(
+        types=types,
+        species_ids=("",) + tuple(s["id"] for s in species),
+        move_ids=("",) + tuple(m["id"] for m in moves),
+        base_stats=base_stats,
+        species_types=species_types,
+        move_power=column(lambda m: m["basePower"]),
+        move_accuracy=column(lambda m: ALWAYS_HITS if m["accuracy"] is True else m["accuracy"]),
+        move_pp=column(lambda m: m["pp"]),
+        move_type=column(lambda m: type_index[m["type"]]),
+        move_category=column(lambda m: CATEGORIES.index(m["category"])),
+        move_priority=column(lambda m: m["priority"]),
+        move_crit_ratio=column(lambda m: m["critRatio"]),
+        type_chart_x2=chart,
+    )
