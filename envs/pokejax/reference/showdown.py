@@ -18,8 +18,10 @@ Commands (each a method below; `showdown_driver.js` implements them):
   prng(seed, draws)               Showdown's PRNG from `seed` ("sodium,<hex>" or "gen5,<16 hex>"):
                                   each draw is () for a raw 32-bit next(), (n,) for random(n) or
                                   (m, n) for random(m, n); returns (values, seed after)
-  start(name, format, seed, p1, p2)   a new battle; p1/p2 = {"team": packed or list of sets,
-                                  "seed": team seed for random formats}
+  start(name, format, seed, p1, p2, trace=False)   a new battle; p1/p2 = {"team": packed or list
+                                  of sets, "seed": team seed for random formats}; trace=True adds
+                                  "prngCalls" to every snapshot: each PRNG draw since the last one,
+                                  with the functions that asked for it
   choose(name, p1, p2)            both sides' choices ("move 2", "switch 3", "" when not asked)
   state(name, full=False)         the snapshot again (full=True adds Showdown's own serialisation)
   end(name)                       forget the battle
@@ -27,6 +29,10 @@ Commands (each a method below; `showdown_driver.js` implements them):
   play_random(format, battles, seed)  Showdown's own speed: uniform random legal choices in Node
   gen1_data()                     species, moves and type chart as Showdown's gen1 mod sees them
   make_pokemon(sets)              Pokemon built by Showdown's constructor (Gen 1): HP, stats, PP
+  gen1_random_battle_data()       gen1randombattle's sets file (data/random-battles/gen1/data.json)
+                                  with its species ids in key order, and each of its moves' category,
+                                  damage and whether it has a damageCallback in the gen1 dex
+  generate_team_prng(format, seed)  generate_team, and the generator's PRNG seed after it: (team, seed)
 
 A snapshot is {"turn", "ended", "winner", "requests": [p1, p2] (Showdown's request JSON or None),
 "log": the log lines since the last snapshot (timestamps dropped), "state": the internal state
@@ -322,8 +328,9 @@ class Showdown:
         seed: str,
         p1: dict[str, Any] | None = None,
         p2: dict[str, Any] | None = None,
+        trace: bool = False,
     ) -> dict[str, Any]:
-        return self.call("start", battle=name, format=format, seed=seed, p1=p1 or {}, p2=p2 or {})
+        return self.call("start", battle=name, format=format, seed=seed, p1=p1 or {}, p2=p2 or {}, trace=trace)
 
     def choose(self, name: str, p1: str = "", p2: str = "", state: bool = True) -> dict[str, Any]:
         return self.call("choose", battle=name, p1=p1, p2=p2, state=state)
@@ -345,6 +352,13 @@ class Showdown:
 
     def make_pokemon(self, sets: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
         return self.call("make_pokemon", sets=list(sets))
+
+    def gen1_random_battle_data(self) -> dict[str, Any]:
+        return self.call("gen1_random_battle_data")
+
+    def generate_team_prng(self, format: str, seed: str) -> tuple[list[dict[str, Any]], str]:
+        result = self.call("generate_team_prng", format=format, seed=seed)
+        return result["team"], result["seed"]
 
 
 def main() -> None:

@@ -100,6 +100,18 @@ function battleState(battle) {
 	};
 }
 
+function tracePrng(prng, calls) {
+	const next = prng.rng.next.bind(prng.rng);
+	prng.rng.next = () => {
+		const value = next();
+		const frames = new Error().stack.split('\n').slice(2)
+			.map(line => line.trim().split(' ')[1])
+			.filter(name => name && !name.startsWith('PRNG.') && !name.startsWith('Object.'));
+		calls.push({value, by: frames.slice(0, 6).join(' < ')});
+		return value;
+	};
+}
+
 function snapshot(entry, options = {}) {
 	const battle = entry.battle;
 	const result = {
@@ -110,6 +122,7 @@ function snapshot(entry, options = {}) {
 		log: newLogLines(entry),
 	};
 	if (options.state !== false) result.state = battleState(battle);
+	if (entry.prngCalls) result.prngCalls = entry.prngCalls.splice(0);
 	if (options.full) result.full = battle.toJSON();
 	return result;
 }
@@ -155,16 +168,20 @@ const commands = {
 		return {values, seed: prng.getSeed()};
 	},
 
-	start({battle: name, format, seed, p1, p2, strict = true}) {
+	// trace: record every PRNG draw with the chain of functions that asked for it ("prngCalls" in
+	// each snapshot): how the translation learns Showdown's order of random draws.
+	start({battle: name, format, seed, p1, p2, strict = true, trace = false}) {
 		if (battles.has(name)) throw new Error(`battle ${JSON.stringify(name)} already exists`);
-		const battle = new Battle({
+		const entry = {battle: null, logPos: 0, prngCalls: trace ? [] : null};
+		const prng = new PRNG(seed);
+		if (trace) tracePrng(prng, entry.prngCalls);
+		entry.battle = new Battle({
 			formatid: format,
-			seed,
+			prng,
 			strictChoices: strict,
 			p1: playerOptions(p1, 'p1'),
 			p2: playerOptions(p2, 'p2'),
 		});
-		const entry = {battle, logPos: 0};
 		battles.set(name, entry);
 		return snapshot(entry);
 	},
@@ -239,6 +256,17 @@ const commands = {
 			};
 		});
 	},
+
+	gen1_random_battle_data() {
+		return gen1RandomBattleData();
+	},
+
+	// generate_team, also answering the generator's PRNG seed after the team (how many draws it made).
+	generate_team_prng({format, seed}) {
+		const generator = Teams.getGenerator(format, seed);
+		const team = generator.getTeam({seed});
+		return {team, seed: generator.prng.getSeed()};
+	},
 };
 
 // Gen 1 data exactly as Showdown's gen1 mod sees it, for tools/gen_data.py.
@@ -278,6 +306,27 @@ function gen1Data() {
 		}
 	}
 	return {showdown: SHOWDOWN_VERSION, species, moves, types, typeChart};
+}
+
+// The data gen1randombattle's team generator reads (data/random-battles/gen1/teams.ts), for
+// envs/pokejax/jax/teams.py: the sets file it requires, in its key order (the species pool's order),
+// and what the generator asks the gen1 dex about each move a set can hold.
+function gen1RandomBattleData() {
+	const sets = require('pokemon-showdown/dist/data/random-battles/gen1/data.json');
+	const dex = Dex.forFormat(Dex.formats.get('gen1randombattle'));
+	const moveIds = new Set();
+	for (const entry of Object.values(sets)) {
+		for (const field of ['moves', 'essentialMoves', 'exclusiveMoves', 'comboMoves']) {
+			for (const id of entry[field] || []) moveIds.add(id);
+		}
+	}
+	const moves = {};
+	for (const id of moveIds) {
+		const move = dex.moves.get(id);
+		moves[id] = {num: move.num, category: move.category, damage: move.damage === undefined ? null : move.damage,
+			damageCallback: !!move.damageCallback};
+	}
+	return {showdown: SHOWDOWN_VERSION, species: Object.keys(sets), sets, moves};
 }
 
 function respond(message) {

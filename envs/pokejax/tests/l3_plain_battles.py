@@ -1,0 +1,39 @@
+"""L3: 100 plain battles, Showdown against the JAX engine, equal after every decision
+(envs/pokejax/l3_battles.py says what is compared and how each battle is made)."""
+
+from __future__ import annotations
+
+import pytest
+
+from envs.pokejax import l3_battles
+from envs.pokejax.jax import damage
+from envs.pokejax.tests.components import POKEJAX
+
+BATTLES = 100
+CHUNK = 25
+
+
+@POKEJAX.covers("battle")
+@pytest.mark.parametrize("first", range(0, BATTLES, CHUNK))
+def test_plain_battles_equal_showdown(showdown, first):
+    outcomes = [l3_battles.play(showdown, i) for i in range(first, first + CHUNK)]
+    finished = [o for o in outcomes if o["winner"] in ("p1", "p2")]
+    # the comparison only means something if battles are played to their end
+    assert len(finished) >= CHUNK - 2, outcomes
+    assert {o["winner"] for o in finished} == {"p1", "p2"}
+
+
+@POKEJAX.covers("battle")
+def test_a_one_off_crit_threshold_is_caught(showdown, monkeypatch):
+    """L3 self-test: an engine whose crit threshold is one too high diverges, and the report names
+    the battle, the turn, the PRNG or HP field and Showdown's log of that turn."""
+    original = damage.crit_chance
+    monkeypatch.setattr(damage, "crit_chance", lambda *args: original(*args) + 1)
+    monkeypatch.setattr(l3_battles, "_STEPS", {})  # retrace with the broken function
+    with pytest.raises(l3_battles.L3Divergence) as caught:
+        for i in range(10):
+            l3_battles.play(showdown, i)
+    report = str(caught.value)
+    assert "diverged at turn" in report and "Showdown's log of that turn" in report
+    assert "prng:" in report or " hp:" in report
+    assert f"--first {caught.value.result['battle']} --battles 1" in report
