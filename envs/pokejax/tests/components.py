@@ -2,4 +2,4 @@
 
 from shared.verification.components import Components
 
-POKEJAX = Components("pokejax", ["reference", "prng", "data", "stats"])
+POKEJAX = Components("pokejax", ["reference", "prng", "data", "stats", "battle", "teams"])
