@@ -31,7 +31,7 @@ import jax.numpy as jnp
 from flax import struct
 
 from envs.pokejax.jax import damage as dmg
-from envs.pokejax.jax import stats
+from envs.pokejax.jax import prng, stats
 from envs.pokejax.jax.tables import gen1_tables
 
 NUM_SIDES, TEAM_SIZE, NUM_MOVE_SLOTS = 2, 6, 4
@@ -39,6 +39,10 @@ NUM_ACTIONS = NUM_MOVE_SLOTS + TEAM_SIZE - 1
 REQUEST_MOVE, REQUEST_SWITCH, REQUEST_WAIT, REQUEST_NONE = 0, 1, 2, 3
 NO_WINNER, P1_WINS, P2_WINS = -1, 0, 1
 ORDER_SWITCH, ORDER_MOVE = 103, 200
+# The most draws one step can make: the action-order tie (1), BeforeTurn and its Update (2), two
+# moves with accuracy, crit, damage roll and Update (4 each), the residual's Update (1).
+STEP_DRAWS = 12
+START_DRAWS = 4
 # stat columns of `stats` (tables.STAT_NAMES)
 HP, ATK, DEF, SPC, SPE = range(5)
 
@@ -86,18 +90,23 @@ class BattleState:
     request: jax.Array  # int32[2], REQUEST_*
     winner: jax.Array  # int32, NO_WINNER until the battle ends
     ended: jax.Array  # bool
+    prng_overflow: jax.Array  # bool: a step wanted more draws than it prefetched (never, if correct)
 
 
-def _tie_draw(kind: str, rng: jax.Array, tie: jax.Array) -> tuple[jax.Array, jax.Array]:
-    """Showdown's shuffle of two tied entries: one random(0, 2); True means they swap."""
-    rng, value = dmg.draw_if(kind, rng, tie, 0, 2)
-    return rng, value == 1
+def _tie_draw(draws: prng.Draws, tie: jax.Array) -> tuple[prng.Draws, jax.Array]:
+    """Showdown's shuffle of two tied entries: one random(0, 2) on a tie; True means they swap."""
+    draws, value = prng.take_range(draws, 0, 2, tie)
+    return draws, value == 1
 
 
-def _each_event(kind: str, state: BattleState) -> BattleState:
+def _each_event(draws: prng.Draws, state: BattleState) -> prng.Draws:
     """eachEvent: sorting the active Pokemon by cached speed draws once on a tie."""
-    rng, _ = _tie_draw(kind, state.rng, state.speed[0, 0] == state.speed[1, 0])
-    return state.replace(rng=rng)
+    draws, _ = _tie_draw(draws, state.speed[0, 0] == state.speed[1, 0])
+    return draws
+
+
+def _select(condition: jax.Array, new, old):
+    return jax.tree_util.tree_map(lambda a, b: jnp.where(condition, a, b), new, old)
 
 
 def new_battle(
@@ -112,7 +121,8 @@ def new_battle(
 ) -> BattleState:
     """The battle after Showdown's start: both leads switched in, turn 1, both sides asked to move.
 
-    species/level: int32[2, 6]; moves: int32[2, 6, 4]; ivs/evs: int32[2, 6, 5] in STAT_NAMES order."""
+    rng: the Showdown seed as prng state; species/level: int32[2, 6]; moves: int32[2, 6, 4];
+    ivs/evs: int32[2, 6, 5] in STAT_NAMES order."""
     base = tables.base_stats[species]
     stored = stats.stats(base, ivs, evs, level)
     pp = jnp.where(moves > 0, stats.max_pp(tables.move_pp[moves]), 0)
@@ -131,14 +141,15 @@ def new_battle(
         request=jnp.full(NUM_SIDES, REQUEST_MOVE, dtype=jnp.int32),
         winner=jnp.int32(NO_WINNER),
         ended=jnp.bool_(False),
+        prng_overflow=jnp.bool_(False),
     )
+    draws = prng.prefetch(kind, rng, START_DRAWS)
     # start action: both leads switch in, each queueing its runSwitch; the second ties the first
     # on equal speed. Then Update after the start action and after each runSwitch.
-    rng, _ = _tie_draw(kind, state.rng, state.speed[0, 0] == state.speed[1, 0])
-    state = state.replace(rng=rng)
+    draws, _ = _tie_draw(draws, state.speed[0, 0] == state.speed[1, 0])
     for _ in range(3):
-        state = _each_event(kind, state)
-    return state
+        draws = _each_event(draws, state)
+    return state.replace(rng=draws.rng, prng_overflow=draws.overflowed)
 
 
 # -- legality ---------------------------------------------------------------------------------------
@@ -156,7 +167,7 @@ def legal_actions(state: BattleState) -> jax.Array:
 # -- actions ------------------------------------------------------------------------------------------
 
 
-def _swap_in(state: BattleState, side: int, slot: jax.Array) -> BattleState:
+def _swap_in(state: BattleState, side: jax.Array, slot: jax.Array) -> BattleState:
     """switchIn: the Pokemon at `slot` and the active one trade places in Showdown's order."""
 
     def swap(array: jax.Array) -> jax.Array:
@@ -169,31 +180,23 @@ def _swap_in(state: BattleState, side: int, slot: jax.Array) -> BattleState:
     return state.replace(**{name: swap(getattr(state, name)) for name in fields})
 
 
-def _switch_action(kind: str, state: BattleState, side: int, slot: jax.Array, run: jax.Array) -> BattleState:
-    """A switch action and the runSwitch it queues, each followed by its Update; no-op unless `run`."""
-    switched = _swap_in(state, side, slot)
-    switched = _each_event(kind, switched)  # Update after the switch action
-    switched = _each_event(kind, switched)  # Update after runSwitch
-    return jax.tree_util.tree_map(lambda new, old: jnp.where(run, new, old), switched, state)
-
-
 def _move_action(
-    kind: str, state: BattleState, side: jax.Array, slot: jax.Array, run: jax.Array, tables: Tables
-) -> tuple[BattleState, jax.Array]:
-    """Side `side` uses move slot `slot` on the foe's active Pokemon, if `run`; returns the state and
-    whether the target fainted."""
+    draws: prng.Draws, state: BattleState, side: jax.Array, slot: jax.Array, run: jax.Array, tables: Tables
+) -> tuple[BattleState, prng.Draws, jax.Array]:
+    """Side `side` uses move slot `slot` on the foe's active Pokemon, if `run`; returns the state,
+    the draws and whether the target fainted."""
     foe = 1 - side
     move = state.moves[side, 0, slot]
     move_type = tables.move_type[move]
     user_types, target_types = state.types[side, 0], state.types[foe, 0]
     # runImmunity comes before the accuracy check and draws nothing
     immune = dmg.is_immune(tables.type_chart_x2, move_type, target_types)
-    rng, hit = dmg.roll_accuracy(kind, state.rng, tables.move_accuracy[move], run & ~immune)
+    draws, hit = dmg.roll_accuracy(draws, tables.move_accuracy[move], run & ~immune)
 
     crit_threshold = dmg.crit_chance(
         tables.base_stats[state.species[side, 0], SPE], tables.move_crit_ratio[move], jnp.bool_(False)
     )
-    rng, crit = dmg.chance_if(kind, rng, hit & (crit_threshold > 0), crit_threshold)
+    draws, crit = dmg.chance_if(draws, hit & (crit_threshold > 0), crit_threshold)
     special = tables.move_category[move] == dmg.SPECIAL
     attack_column = jnp.where(special, SPC, ATK)
     defense_column = jnp.where(special, SPC, DEF)
@@ -202,20 +205,14 @@ def _move_action(
     defense = jnp.where(crit, state.stats[foe, 0, defense_column], state.modified[foe, 0, defense_column])
     amount = dmg.base_damage(state.level[side, 0], tables.move_power[move], attack, defense, crit)
     amount = dmg.apply_stab_and_types(amount, tables.type_chart_x2, move_type, user_types, target_types)
-    rng, amount = dmg.roll_damage(kind, rng, amount, hit)
+    draws, amount = dmg.roll_damage(draws, amount, hit)
     dealt = jnp.where(hit, jnp.minimum(amount, state.hp[foe, 0]), 0)
     target_hp = state.hp[foe, 0] - dealt
-    used_pp = jnp.where(run, 1, 0)
     state = state.replace(
-        rng=rng,
         hp=state.hp.at[foe, 0].set(target_hp),
-        pp=state.pp.at[side, 0, slot].add(-used_pp),
+        pp=state.pp.at[side, 0, slot].add(-run.astype(jnp.int32)),
     )
-    return state, hit & (target_hp == 0)
-
-
-def _select(condition: jax.Array, new: BattleState, old: BattleState) -> BattleState:
-    return jax.tree_util.tree_map(lambda a, b: jnp.where(condition, a, b), new, old)
+    return state, draws, hit & (target_hp == 0)
 
 
 def _faint(state: BattleState, fainted_side: jax.Array) -> BattleState:
@@ -230,32 +227,28 @@ def _faint(state: BattleState, fainted_side: jax.Array) -> BattleState:
 
 
 def _run_action(
-    kind: str, state: BattleState, side: jax.Array, action: jax.Array, run: jax.Array, tables: Tables
-) -> tuple[BattleState, jax.Array]:
-    """One queued action, if `run`; returns the state and whether the turn goes on after it."""
+    draws: prng.Draws, state: BattleState, side: jax.Array, action: jax.Array, run: jax.Array, tables: Tables
+) -> tuple[BattleState, prng.Draws, jax.Array]:
+    """One queued action, if `run`; returns the state, the draws and whether the turn goes on."""
     is_switch = action >= NUM_MOVE_SLOTS
     switched = _swap_in(state, side, jnp.clip(action - NUM_MOVE_SLOTS + 1, 1, TEAM_SIZE - 1))
-    switched = _each_event(kind, switched)  # Update after the switch action
-    switched = _each_event(kind, switched)  # Update after the runSwitch it queued
-    moved, fainted = _move_action(kind, state, side, jnp.clip(action, 0, NUM_MOVE_SLOTS - 1), run & ~is_switch, tables)
-    moved = _select(fainted, _faint(moved, 1 - side), _each_event(kind, moved))
-    after = _select(is_switch, switched, moved)
-    goes_on = run & ~(~is_switch & fainted)
-    return _select(run, after, state), goes_on
+    switch_draws = _each_event(draws, switched)  # Update after the switch action
+    switch_draws = _each_event(switch_draws, switched)  # Update after the runSwitch it queued
+    moved, move_draws, fainted = _move_action(
+        draws, state, side, jnp.clip(action, 0, NUM_MOVE_SLOTS - 1), run & ~is_switch, tables
+    )
+    # a faint asks for the replacement before the Update
+    moved = _select(fainted, _faint(moved, 1 - side), moved)
+    move_draws = _select(fainted, move_draws, _each_event(move_draws, moved))
+    after = _select(is_switch, (switched, switch_draws), (moved, move_draws))
+    state, draws = _select(run, after, (state, draws))
+    return state, draws, run & (is_switch | ~fainted)
 
 
 def _end_turn(state: BattleState, run: jax.Array) -> BattleState:
     """endTurn: the next turn, both sides asked to move."""
-    ended_turn = state.replace(
-        turn=state.turn + 1,
-        request=jnp.full(NUM_SIDES, REQUEST_MOVE, dtype=jnp.int32),
-    )
+    ended_turn = state.replace(turn=state.turn + 1, request=jnp.full(NUM_SIDES, REQUEST_MOVE, dtype=jnp.int32))
     return _select(run, ended_turn, state)
-
-
-def _residual_then_end_turn(kind: str, state: BattleState, run: jax.Array) -> BattleState:
-    """The residual action (nothing to do in plain battles but its Update), then endTurn."""
-    return _end_turn(_select(run, _each_event(kind, state), state), run)
 
 
 def _action_key(state: BattleState, side: int, action: jax.Array, tables: Tables) -> tuple:
@@ -266,7 +259,9 @@ def _action_key(state: BattleState, side: int, action: jax.Array, tables: Tables
     return order, priority, state.speed[side, 0]
 
 
-def _full_turn(kind: str, state: BattleState, actions: jax.Array, tables: Tables) -> BattleState:
+def _full_turn(
+    draws: prng.Draws, state: BattleState, actions: jax.Array, tables: Tables
+) -> tuple[BattleState, prng.Draws]:
     (order0, priority0, speed0), (order1, priority1, speed1) = (
         _action_key(state, side, actions[side], tables) for side in range(NUM_SIDES)
     )
@@ -274,27 +269,34 @@ def _full_turn(kind: str, state: BattleState, actions: jax.Array, tables: Tables
         (order0 == order1) & ((priority0 > priority1) | ((priority0 == priority1) & (speed0 > speed1)))
     )
     tie = (order0 == order1) & (priority0 == priority1) & (speed0 == speed1)
-    rng, swap = _tie_draw(kind, state.rng, tie)
+    draws, swap = _tie_draw(draws, tie)
     p1_first = jnp.where(tie, ~swap, p1_before)
-    state = state.replace(rng=rng)
-    state = _each_event(kind, state)  # beforeTurn: eachEvent('BeforeTurn')
-    state = _each_event(kind, state)  # and the Update after it
+    draws = _each_event(draws, state)  # beforeTurn: eachEvent('BeforeTurn')
+    draws = _each_event(draws, state)  # and the Update after it
     first = jnp.where(p1_first, 0, 1)
-    state, goes_on = _run_action(kind, state, first, actions[first], jnp.bool_(True), tables)
-    state, goes_on = _run_action(kind, state, 1 - first, actions[1 - first], goes_on, tables)
-    return _residual_then_end_turn(kind, state, goes_on)
+    state, draws, goes_on = _run_action(draws, state, first, actions[first], jnp.bool_(True), tables)
+    state, draws, goes_on = _run_action(draws, state, 1 - first, actions[1 - first], goes_on, tables)
+    # the residual action (nothing to do in plain battles but its Update), then endTurn
+    draws = _select(goes_on, _each_event(draws, state), draws)
+    return _end_turn(state, goes_on), draws
 
 
-def _forced_switch(kind: str, state: BattleState, actions: jax.Array, tables: Tables) -> BattleState:
+def _forced_switch(
+    draws: prng.Draws, state: BattleState, actions: jax.Array, tables: Tables
+) -> tuple[BattleState, prng.Draws]:
     side = jnp.where(state.request[0] == REQUEST_SWITCH, 0, 1)
-    state, goes_on = _run_action(kind, state, side, actions[side], jnp.bool_(True), tables)
+    state, draws, goes_on = _run_action(draws, state, side, actions[side], jnp.bool_(True), tables)
     # In Gen 1 a faint ends the turn: Showdown drops the rest of the queue (the residual included),
     # so the replacement's switch-in is followed directly by endTurn.
-    return _end_turn(state, goes_on)
+    return _end_turn(state, goes_on), draws
 
 
 def step(kind: str, state: BattleState, actions: jax.Array, tables: Tables) -> BattleState:
     """Both sides' choices (int32[2]; ignored for a side that waits), as Showdown's makeChoices."""
+    draws = prng.prefetch(kind, state.rng, STEP_DRAWS)
     both_move = (state.request[0] == REQUEST_MOVE) & (state.request[1] == REQUEST_MOVE)
-    after = _select(both_move, _full_turn(kind, state, actions, tables), _forced_switch(kind, state, actions, tables))
+    after, draws = _select(
+        both_move, _full_turn(draws, state, actions, tables), _forced_switch(draws, state, actions, tables)
+    )
+    after = after.replace(rng=draws.rng, prng_overflow=state.prng_overflow | draws.overflowed)
     return _select(state.ended, state, after)

@@ -1,7 +1,7 @@
 """Gen 1 accuracy, critical hits and damage, as Showdown's gen1 mod computes them
 (data/mods/gen1/scripts.ts: tryMoveHit's accuracy check and getDamage), on int32 scalars.
 
-Every function that draws takes and returns the PRNG state, and draws exactly when Showdown does:
+Every function that draws takes and returns the step's prng.Draws, and draws exactly when Showdown does:
 an immune target draws nothing; accuracy is one randomChance(a, 256) unless the move never misses;
 the crit roll is one randomChance(c, 256) when c > 0; the damage roll is one random(217, 256) when
 the damage before it is above 1.
@@ -19,16 +19,9 @@ PHYSICAL, SPECIAL, STATUS = 0, 1, 2
 TYPELESS = 15  # tables.TYPELESS's index: never STAB, neutral against everything
 
 
-def draw_if(kind: str, rng: jax.Array, condition: jax.Array, low: int, high: int) -> tuple[jax.Array, jax.Array]:
-    """random(low, high) when `condition`, else no draw (and 0): Showdown's conditional draws."""
-    drawn_rng, value = prng.random_range(kind, rng, low, high)
-    return jnp.where(condition, drawn_rng, rng), jnp.where(condition, value, 0)
-
-
-def chance_if(kind: str, rng: jax.Array, condition: jax.Array, numerator: jax.Array) -> tuple[jax.Array, jax.Array]:
+def chance_if(draws: prng.Draws, condition: jax.Array, numerator: jax.Array) -> tuple[prng.Draws, jax.Array]:
     """randomChance(numerator, 256) when `condition`, else no draw (and False)."""
-    drawn_rng, value = prng.random_below(kind, rng, 256)
-    return jnp.where(condition, drawn_rng, rng), condition & (value < numerator)
+    return prng.take_chance(draws, numerator, 256, condition)
 
 
 def is_immune(chart_x2: jax.Array, move_type: jax.Array, target_types: jax.Array) -> jax.Array:
@@ -43,12 +36,12 @@ def accuracy_threshold(accuracy: jax.Array) -> jax.Array:
     return jnp.clip(threshold, 1, 255)
 
 
-def roll_accuracy(kind: str, rng: jax.Array, accuracy: jax.Array, attempted: jax.Array) -> tuple[jax.Array, jax.Array]:
-    """(rng, hit) of a move that reached its accuracy check (`attempted`); moves with accuracy
+def roll_accuracy(draws: prng.Draws, accuracy: jax.Array, attempted: jax.Array) -> tuple[prng.Draws, jax.Array]:
+    """(draws, hit) of a move that reached its accuracy check (`attempted`); moves with accuracy
     `true` (ALWAYS_HITS) draw nothing and hit."""
     never_misses = accuracy == ALWAYS_HITS
-    rng, hit = chance_if(kind, rng, attempted & ~never_misses, accuracy_threshold(accuracy))
-    return rng, attempted & (never_misses | hit)
+    draws, hit = chance_if(draws, attempted & ~never_misses, accuracy_threshold(accuracy))
+    return draws, attempted & (never_misses | hit)
 
 
 def crit_chance(base_speed: jax.Array, crit_ratio: jax.Array, focus_energy: jax.Array) -> jax.Array:
@@ -94,9 +87,9 @@ def apply_stab_and_types(
     return damage
 
 
-def roll_damage(kind: str, rng: jax.Array, damage: jax.Array, hit: jax.Array) -> tuple[jax.Array, jax.Array]:
+def roll_damage(draws: prng.Draws, damage: jax.Array, hit: jax.Array) -> tuple[prng.Draws, jax.Array]:
     """The random factor of a move that hit: damage * random(217, 256) / 255, drawn only when
     damage > 1."""
     rolls = hit & (damage > 1)
-    rng, factor = draw_if(kind, rng, rolls, 217, 256)
-    return rng, jnp.where(rolls, damage * factor // 255, damage)
+    draws, factor = prng.take_range(draws, 217, 256, rolls)
+    return draws, jnp.where(rolls, damage * factor // 255, damage)

@@ -22,6 +22,7 @@ from __future__ import annotations
 import jax
 import jax.numpy as jnp
 import numpy as np
+from flax import struct
 
 SODIUM = "sodium"
 GEN5 = "gen5"
@@ -178,3 +179,69 @@ def random_chance(
     """Showdown's randomChance(numerator, denominator): random(denominator) < numerator."""
     state, value = random_below(kind, state, denominator)
     return state, value < jnp.asarray(numerator, dtype=jnp.int32)
+
+
+# -- a buffer of the next draws -------------------------------------------------------------------------
+
+
+@struct.dataclass
+class Draws:
+    """The next `capacity` draws of a generator, computed up front, and how many have been used.
+
+    Showdown's draws are sequential (each sodium draw rekeys ChaCha20 with the last block), and which
+    of them happen depends on the battle; under vmap every conditional draw would otherwise cost a
+    whole ChaCha20 block whether it happens or not. Computing the chain once per battle step and
+    taking draws from it by index costs `capacity` blocks, however many branches ask.
+    `overflowed` is set if a step asks for more draws than the buffer holds (a bug the tests check
+    never happens: the state after `capacity` draws would be wrong)."""
+
+    states: jax.Array  # uint32[capacity + 1, 8]: the generator after i draws
+    values: jax.Array  # uint32[capacity]: the 32-bit output of draw i
+    used: jax.Array  # int32
+    overflowed: jax.Array  # bool
+
+    @property
+    def rng(self) -> jax.Array:
+        """The generator state after the draws used so far."""
+        return self.states[jnp.minimum(self.used, self.values.shape[0])]
+
+
+def prefetch(kind: str, state: jax.Array, capacity: int) -> Draws:
+    def one(state, _):
+        next_state, value = next_u32(kind, state)
+        return next_state, (next_state, value)
+
+    _, (states, values) = jax.lax.scan(one, state, None, length=capacity)
+    return Draws(
+        states=jnp.concatenate([state[None], states]),
+        values=values,
+        used=jnp.int32(0),
+        overflowed=jnp.bool_(False),
+    )
+
+
+def take_below(draws: Draws, n: jax.Array | int, condition: jax.Array | bool = True) -> tuple[Draws, jax.Array]:
+    """random(n) from the buffer when `condition` (else no draw, and 0)."""
+    capacity = draws.values.shape[0]
+    condition = jnp.asarray(condition)
+    value = mulhi(draws.values[jnp.minimum(draws.used, capacity - 1)], jnp.asarray(n, dtype=jnp.uint32))
+    used = draws.used + condition.astype(jnp.int32)
+    draws = draws.replace(used=used, overflowed=draws.overflowed | (used > capacity))
+    return draws, jnp.where(condition, value.astype(jnp.int32), 0)
+
+
+def take_range(
+    draws: Draws, low: jax.Array | int, high: jax.Array | int, condition: jax.Array | bool = True
+) -> tuple[Draws, jax.Array]:
+    """random(low, high) from the buffer when `condition` (else no draw, and 0)."""
+    span = jnp.asarray(high, dtype=jnp.int32) - jnp.asarray(low, dtype=jnp.int32)
+    draws, offset = take_below(draws, span, condition)
+    return draws, jnp.where(condition, offset + jnp.asarray(low, dtype=jnp.int32), 0)
+
+
+def take_chance(
+    draws: Draws, numerator: jax.Array | int, denominator: jax.Array | int, condition: jax.Array | bool = True
+) -> tuple[Draws, jax.Array]:
+    """randomChance(numerator, denominator) from the buffer when `condition` (else no draw, and False)."""
+    draws, value = take_below(draws, denominator, condition)
+    return draws, jnp.asarray(condition) & (value < jnp.asarray(numerator, dtype=jnp.int32))

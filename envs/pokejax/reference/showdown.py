@@ -26,7 +26,8 @@ Commands (each a method below; `showdown_driver.js` implements them):
   state(name, full=False)         the snapshot again (full=True adds Showdown's own serialisation)
   end(name)                       forget the battle
   generate_team(format, seed)     Showdown's random team generator from a team seed
-  play_random(format, battles, seed)  Showdown's own speed: uniform random legal choices in Node
+  play_random(format, battles, seed, teams=None)  Showdown's own speed: uniform random legal
+                                  choices in Node, between `teams` pairs if given
   gen1_data()                     species, moves and type chart as Showdown's gen1 mod sees them
   make_pokemon(sets)              Pokemon built by Showdown's constructor (Gen 1): HP, stats, PP
   gen1_random_battle_data()       gen1randombattle's sets file (data/random-battles/gen1/data.json)
@@ -344,8 +345,10 @@ class Showdown:
     def generate_team(self, format: str, seed: str) -> list[dict[str, Any]]:
         return self.call("generate_team", format=format, seed=seed)["team"]
 
-    def play_random(self, format: str, battles: int, seed: str) -> dict[str, Any]:
-        return self.call("play_random", format=format, battles=battles, seed=seed)
+    def play_random(
+        self, format: str, battles: int, seed: str, teams: Sequence[Sequence[Any]] | None = None
+    ) -> dict[str, Any]:
+        return self.call("play_random", format=format, battles=battles, seed=seed, teams=teams)
 
     def gen1_data(self) -> dict[str, Any]:
         return self.call("gen1_data")

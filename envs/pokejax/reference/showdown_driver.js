@@ -209,18 +209,20 @@ const commands = {
 	},
 
 	// The in-process speed of Showdown itself: battles of uniform random legal choices, no IPC per
-	// decision. A decision is one side's choice.
-	play_random({format, battles: count, seed, max_turns = 1000}) {
+	// decision. A decision is one side's choice. With `teams` (a list of [p1 team, p2 team] pairs,
+	// used in turn), the battles are between those teams; otherwise the format makes random teams.
+	play_random({format, battles: count, seed, max_turns = 1000, teams = null}) {
 		const choicePrng = new PRNG(seed);
 		let decisions = 0;
 		let turns = 0;
 		const start = process.hrtime.bigint();
 		for (let i = 0; i < count; i++) {
+			const pair = teams ? teams[i % teams.length] : null;
 			const battle = new Battle({
 				formatid: format,
 				seed: `gen5,${(i + 1).toString(16).padStart(16, '0')}`,
-				p1: {name: 'p1', seed: `gen5,${(2 * i + 1).toString(16).padStart(16, '0')}`},
-				p2: {name: 'p2', seed: `gen5,${(2 * i + 2).toString(16).padStart(16, '0')}`},
+				p1: pair ? {name: 'p1', team: pair[0]} : {name: 'p1', seed: `gen5,${(2 * i + 1).toString(16).padStart(16, '0')}`},
+				p2: pair ? {name: 'p2', team: pair[1]} : {name: 'p2', seed: `gen5,${(2 * i + 2).toString(16).padStart(16, '0')}`},
 			});
 			while (!battle.ended && battle.turn < max_turns) {
 				const c1 = randomChoice(battle.sides[0].activeRequest, choicePrng);

@@ -1,0 +1,247 @@
+"""PokeJAX benchmark: Pokemon Showdown against the JAX engine, measured side by side in one run.
+
+    ./pants run envs/pokejax:bench                 # full table (a few minutes on 2 cores)
+    ./pants run envs/pokejax:bench -- --quick      # batches 1 and 1024, shorter timings
+    ./pants run envs/pokejax:bench -- --out FILE   # where the JSON goes (default bench-results/pokejax.json)
+
+What is measured: random-action decisions per second (a decision is one side's choice; both sides
+play uniformly random legal choices) in the battles the engine covers today, Gen 1 "plain" battles
+(jax/battle.py): teams of six random species knowing four random PLAIN_MOVES, as l3_battles.py
+makes them. The same teams are given to Showdown, so both sides of every ratio play the same game.
+
+  Showdown in-process   the fastest honest way to run Showdown: one Node process plays whole
+                        battles in a loop (showdown_driver.js play_random), no IPC per decision
+  Showdown via Python   the adapter (reference/showdown.py): one JSON round trip per decision
+  PokeJAX batch N       N battles vmapped, a lax.scan of battle steps with the random choices drawn
+                        inside it; finished battles are replaced by new ones inside the scan.
+                        Both of Showdown's PRNGs: sodium (ChaCha20, Showdown's default) and gen5.
+
+Columns: decisions/s (best of 3 timing windows), JIT compile seconds (not in any rate), the
+process's peak resident memory after the row, and the ratio to Showdown in-process from this run.
+This is a benchmark, not a test: nothing here asserts a speed.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+if __name__ == "__main__" and not __package__:
+    # run as a file, its folder would come first on sys.path and envs/pokejax/jax would shadow jax
+    sys.path[0] = str(Path(__file__).resolve().parents[2])
+
+import argparse
+import json
+import os
+import resource
+import time
+
+import numpy as np
+
+from shared.benchmark import best_rate, format_rate
+from shared.benchmark import machine as shared_machine
+
+
+def machine() -> dict:
+    import jax
+
+    return {**shared_machine(), "jax": jax.__version__, "jax_backend": jax.default_backend()}
+
+
+def _peak_rss_mb() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def _plain_team_pairs(count: int) -> list:
+    from envs.pokejax.l3_battles import plain_team
+
+    rng = np.random.default_rng(12345)
+    return [[plain_team(rng).showdown_sets(), plain_team(rng).showdown_sets()] for _ in range(count)]
+
+
+def showdown_in_process(seconds: float) -> dict:
+    """Decisions/s of Showdown's own loop over plain battles (best of 3 windows of whole battles)."""
+    from envs.pokejax.reference.showdown import Showdown
+
+    teams = _plain_team_pairs(50)
+    with Showdown(timeout_s=600) as showdown:
+        showdown.play_random("gen1customgame", 5, "gen5,0000000000000001", teams=teams)  # warm up V8
+        best = None
+        for window in range(3):
+            battles, decisions, elapsed = 0, 0, 0.0
+            while elapsed < seconds / 3:
+                result = showdown.play_random("gen1customgame", 10, f"gen5,{window:016x}", teams=teams)
+                battles += result["battles"]
+                decisions += result["decisions"]
+                elapsed += result["seconds"]
+            rate = decisions / elapsed
+            best = rate if best is None else max(best, rate)
+            turns_per_battle = result["turns"] / result["battles"]
+    return {"decisions_per_s": best, "turns_per_battle": turns_per_battle}
+
+
+def showdown_via_python(seconds: float) -> float:
+    """Decisions/s through the Python adapter: one choose() round trip per decision pair."""
+    from envs.pokejax.l3_battles import choice_string, showdown_legal
+    from envs.pokejax.reference.showdown import Showdown
+
+    teams = _plain_team_pairs(20)
+    rng = np.random.default_rng(0)
+    with Showdown(timeout_s=600) as showdown:
+        showdown.play_random("gen1customgame", 2, "gen5,0000000000000001", teams=teams)  # load Showdown's data
+        decisions, start, index = 0, time.perf_counter(), 0
+        while time.perf_counter() - start < seconds:
+            name = f"b{index}"
+            pair = teams[index % len(teams)]
+            snap = showdown.start(name, "gen1customgame", f"gen5,{index:016x}", {"team": pair[0]}, {"team": pair[1]})
+            while not snap["ended"] and time.perf_counter() - start < seconds:
+                choices = []
+                for request in snap["requests"]:
+                    legal = np.flatnonzero(showdown_legal(request))
+                    choices.append(choice_string(int(rng.choice(legal))) if len(legal) else "")
+                decisions += sum(1 for c in choices if c)
+                snap = showdown.choose(name, *choices, state=False)
+            showdown.end(name)
+            index += 1
+        return decisions / (time.perf_counter() - start)
+
+
+def make_random_play(kind: str, batch: int, steps: int):
+    """A jitted function: `steps` battle steps of `batch` battles with random choices on both sides,
+    finished battles replaced in place; returns (battles, decisions made)."""
+    import jax
+    import jax.numpy as jnp
+
+    from envs.pokejax.jax import battle as jb
+    from envs.pokejax.jax.env import PokeJaxEnv, random_legal_action
+
+    env = PokeJaxEnv(kind)
+    params = env.default_params
+    new_battles = jax.vmap(lambda key: env.reset(key, params)[1].battle)
+
+    def one_step(carry, key):
+        battles, decisions = carry
+        choice_key, reset_key = jax.random.split(key)
+        masks = jax.vmap(jb.legal_actions)(battles)  # [batch, 2, 9]
+        keys = jax.random.split(choice_key, batch * 2).reshape(batch, 2, -1)
+        actions = jax.vmap(jax.vmap(random_legal_action))(keys, masks)
+        stepped = jax.vmap(lambda b, a: jb.step(kind, b, a, env.tables))(battles, actions)
+        fresh = new_battles(jax.random.split(reset_key, batch))
+        battles = jax.tree_util.tree_map(
+            lambda new, old: jnp.where(stepped.ended.reshape((-1,) + (1,) * (new.ndim - 1)), new, old), fresh, stepped
+        )
+        return (battles, decisions + masks.any(axis=-1).sum()), None
+
+    @jax.jit
+    def play(battles, key):
+        (battles, decisions), _ = jax.lax.scan(one_step, (battles, jnp.int32(0)), jax.random.split(key, steps))
+        return battles, decisions
+
+    start_battles = jax.jit(new_battles)
+    return start_battles, play
+
+
+def pokejax_random(kind: str, batch: int, seconds: float) -> dict:
+    import jax
+
+    steps = max(4, min(256, (1 << 16) // batch))
+    start_battles, play = make_random_play(kind, batch, steps)
+    started = time.perf_counter()
+    battles = start_battles(jax.random.split(jax.random.PRNGKey(0), batch))
+    battles, decisions = play(battles, jax.random.PRNGKey(1))
+    jax.block_until_ready(decisions)
+    compile_s = time.perf_counter() - started
+    counted = {"decisions": int(decisions)}
+    state = {"battles": battles, "key": jax.random.PRNGKey(2)}
+
+    def call():
+        key, sub = jax.random.split(state["key"])
+        state["battles"], made = play(state["battles"], sub)
+        state["key"] = key
+        counted["decisions"] = int(made)  # blocks until done
+
+    # decisions per call vary a little (forced switches ask one side only): time calls, then scale
+    calls_rate = best_rate(call, 1, seconds)
+    return {
+        "decisions_per_s": calls_rate * counted["decisions"],
+        "compile_s": compile_s,
+        "steps_per_call": steps,
+        "overflow": bool(np.asarray(state["battles"].prng_overflow).any()),
+    }
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--quick", action="store_true", help="batches 1 and 1024, 1 s per measurement")
+    parser.add_argument("--batches", type=lambda s: [int(x) for x in s.split(",")], default=None)
+    parser.add_argument("--seconds", type=float, default=None, help="time per measurement")
+    parser.add_argument(
+        "--out", default=os.path.join(os.environ.get("ENVPORT_BENCH_DIR", "bench-results"), "pokejax.json")
+    )
+    args = parser.parse_args(argv)
+    batches = args.batches or ([1, 1024] if args.quick else [1, 1024, 16384, 65536])
+    seconds = args.seconds or (1.5 if args.quick else 4.0)
+
+    from rich.console import Console
+    from rich.table import Table
+
+    console = Console(width=None if sys.stdout.isatty() else 150)
+    console.print(f"[bold]PokeJAX benchmark[/bold]: Gen 1 plain battles, random legal choices, batches {batches}")
+    rows = []
+    with console.status("Showdown in-process"):
+        in_process = showdown_in_process(seconds)
+    rows.append({"backend": "Showdown in-process (Node loop)", "batch": 1, **in_process, "rss_mb": None})
+    with console.status("Showdown through the Python adapter"):
+        via_python = showdown_via_python(seconds)
+    rows.append({"backend": "Showdown via Python adapter", "batch": 1, "decisions_per_s": via_python})
+    for kind in ("sodium", "gen5"):
+        for batch in batches:
+            with console.status(f"PokeJAX {kind} batch {batch}"):
+                result = pokejax_random(kind, batch, seconds)
+            rows.append({"backend": f"PokeJAX ({kind} PRNG)", "batch": batch, **result, "rss_mb": _peak_rss_mb()})
+            console.print(f"  PokeJAX {kind} batch {batch}: {format_rate(result['decisions_per_s'])} decisions/s")
+    reference = in_process["decisions_per_s"]
+    for row in rows:
+        row["ratio_vs_showdown_in_process"] = row["decisions_per_s"] / reference
+
+    table = Table(
+        title=f"PokeJAX vs Showdown, Gen 1 plain battles ({os.cpu_count()} CPUs, JAX {machine()['jax_backend']})"
+    )
+    for column in ("backend", "batch", "decisions/s", "x Showdown in-process", "JIT s", "peak RSS MB"):
+        table.add_column(column, justify="right")
+    for row in rows:
+        table.add_row(
+            row["backend"],
+            str(row["batch"]),
+            format_rate(row["decisions_per_s"]),
+            f"{row['ratio_vs_showdown_in_process']:.2f}x",
+            f"{row['compile_s']:.1f}" if "compile_s" in row else "n/a",
+            f"{row['rss_mb']:.0f}" if row.get("rss_mb") else "n/a",
+        )
+    console.print(table)
+    console.print(
+        "A decision is one side's choice. Showdown in-process: whole battles in one Node loop; via Python: one "
+        "JSON round trip per turn. Peak RSS is the bench process's (JAX rows grow it; Node runs in its own process)."
+    )
+    if any(row.get("overflow") for row in rows):
+        console.print("[red]a battle step wanted more PRNG draws than it prefetched: results are not exact[/red]")
+    out = Path(args.out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(
+        json.dumps(
+            {
+                "benchmark": "pokejax",
+                "game": "gen1 plain battles",
+                "seconds_per_measurement": seconds,
+                "machine": machine(),
+                "rows": rows,
+            },
+            indent=2,
+        )
+    )
+    console.print(f"wrote {out.resolve()}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,240 @@
+"""Gymnasium envs for both PokeJAX backends, with one observation encoding (jax/env.py):
+
+    envport/PokeJax-v0        the JAX engine (jax/battle.py), one battle, jitted
+    envport/PokeShowdown-v0   the same battles played by the pinned Pokemon Showdown (reference/)
+
+The agent is p1 of a Gen 1 plain battle against a uniformly random opponent (jax/env.py says what
+a plain battle is, the 9 actions, the reward and the observation). reset(seed=s) draws the teams,
+the Showdown seed and every later opponent choice from jax.random.PRNGKey(s); both backends draw
+them the same way, so the same seed and the same actions give the same trajectory on either (a
+test plays both side by side). reset() without a seed draws one from the env's np_random.
+
+Bad input is an error, never a silent substitute: an action that is not an integer in [0, 9)
+raises ValueError, and so does an illegal one (a fainted Pokemon, a move with no PP, a move
+during a forced switch) unless the env is made with illegal_action="lose", which ends the
+episode as a loss, as the functional JAX env does. info["legal_mask"] says what is legal.
+Episodes end with terminated=True (a win or a loss) or truncated=True after max_decisions.
+`gymnasium.make_vec` gives synchronous vector envs of either.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Optional
+
+import gymnasium
+import jax
+import jax.numpy as jnp
+import numpy as np
+from gymnasium import spaces
+
+from .jax import battle as jb
+from .jax import prng
+from .jax.env import OBS_SIZE, EnvParams, PokeJaxEnv, encode_observation, random_legal_action
+from .jax.tables import gen1_tables
+
+ILLEGAL_ACTION_MODES = ("raise", "lose")
+
+
+def _validate_action(action: Any) -> int:
+    array = np.asarray(action)
+    if array.shape not in ((), (1,)) or not np.issubdtype(array.dtype, np.integer):
+        raise ValueError(f"an action is one integer in [0, {jb.NUM_ACTIONS}), got {action!r}")
+    value = int(array.reshape(()))
+    if not 0 <= value < jb.NUM_ACTIONS:
+        raise ValueError(f"action {value} is out of range: actions are 0-3 (moves) and 4-8 (switches)")
+    return value
+
+
+class _PokeEnvBase(gymnasium.Env):
+    metadata = {"render_modes": []}
+
+    def __init__(self, kind: str = prng.SODIUM, max_decisions: int = 500, illegal_action: str = "raise"):
+        if illegal_action not in ILLEGAL_ACTION_MODES:
+            raise ValueError(f"illegal_action must be one of {ILLEGAL_ACTION_MODES}, got {illegal_action!r}")
+        self.kind = kind
+        self.illegal_action = illegal_action
+        self.params = EnvParams(max_decisions=max_decisions)
+        self.jax_env = PokeJaxEnv(kind)
+        self.observation_space = spaces.Box(low=0.0, high=1.0, shape=(OBS_SIZE,), dtype=np.float32)
+        self.action_space = spaces.Discrete(jb.NUM_ACTIONS)
+        self._key: Optional[jax.Array] = None
+        self._mask = np.zeros(jb.NUM_ACTIONS, dtype=bool)
+        self._decisions = 0
+        self._done = True
+
+    def _next_key(self) -> jax.Array:
+        assert self._key is not None
+        self._key, key = jax.random.split(self._key)
+        return key
+
+    def _start(self, seed: Optional[int]) -> jax.Array:
+        if seed is None:
+            seed = int(self.np_random.integers(2**31))
+        self._key = jax.random.PRNGKey(seed)
+        self._decisions = 0
+        self._done = False
+        return self._next_key()
+
+    def _check(self, action: Any) -> tuple[int, bool]:
+        if self._done:
+            raise RuntimeError("the episode has ended: call reset() before step()")
+        value = _validate_action(action)
+        legal = bool(self._mask[value])
+        if not legal and self.illegal_action == "raise":
+            raise ValueError(
+                f"action {value} is illegal now; legal actions: {np.flatnonzero(self._mask).tolist()} "
+                "(0-3 move slots, 4-8 switch to team slot 2-6)"
+            )
+        return value, legal
+
+    def _lose_for_illegal(self):
+        """illegal_action="lose": the episode ends as a loss, the battle left where it was."""
+        reward, terminated, truncated = self._finish(False, True)
+        info = {"legal_mask": np.zeros(jb.NUM_ACTIONS, bool), "illegal_action": True}
+        return self._last_obs.copy(), reward, terminated, truncated, info
+
+    def _finish(self, won: bool, lost: bool) -> tuple[float, bool, bool]:
+        self._decisions += 1
+        truncated = not (won or lost) and self._decisions >= self.params.max_decisions
+        self._done = won or lost or truncated
+        return (1.0 if won else -1.0 if lost else 0.0), won or lost, truncated
+
+
+class PokeJaxGymEnv(_PokeEnvBase):
+    """envport/PokeJax-v0: one battle of the JAX engine."""
+
+    def __init__(self, **kwargs: Any):
+        super().__init__(**kwargs)
+        self._reset = jax.jit(self.jax_env.reset)
+        self._step = jax.jit(self.jax_env.step)
+
+    def reset(self, *, seed: Optional[int] = None, options: Optional[dict] = None):
+        super().reset(seed=seed)
+        obs, self._state = self._reset(self._start(seed), self.params)
+        self._mask = np.asarray(self.jax_env.legal_mask(self._state))
+        self._last_obs = np.asarray(obs)
+        return self._last_obs.copy(), {"legal_mask": self._mask.copy()}
+
+    def step(self, action: Any):
+        value, legal = self._check(action)
+        if not legal:
+            return self._lose_for_illegal()
+        _, self._state, _, _, info = self._step(self._next_key(), self._state, jnp.int32(value), self.params)
+        reward, terminated, truncated = self._finish(bool(info["won"]), bool(info["lost"]))
+        self._last_obs = np.asarray(info["final_observation"])
+        self._mask = np.asarray(info["final_legal_mask"])
+        return (
+            self._last_obs.copy(),
+            reward,
+            terminated,
+            truncated,
+            {"legal_mask": self._mask.copy(), "illegal_action": False},
+        )
+
+
+def _team_sets(species, level, moves, ivs, evs) -> list[dict[str, Any]]:
+    t = gen1_tables()
+    names = ("hp", "atk", "def", "spa", "spe")
+    sets = []
+    for i in range(species.shape[0]):
+        iv = dict(zip(names, ivs[i].tolist(), strict=True))
+        ev = dict(zip(names, evs[i].tolist(), strict=True))
+        iv["spd"], ev["spd"] = iv["spa"], ev["spa"]
+        sets.append(
+            {
+                "species": t.species_ids[species[i]],
+                "level": int(level[i]),
+                "ivs": iv,
+                "evs": ev,
+                "moves": [t.move_ids[m] for m in moves[i] if m],
+            }
+        )
+    return sets
+
+
+class PokeShowdownGymEnv(_PokeEnvBase):
+    """envport/PokeShowdown-v0: the same battles on Pokemon Showdown (one Node process per env)."""
+
+    def __init__(self, **kwargs: Any):
+        super().__init__(**kwargs)
+        from .reference.showdown import Showdown
+
+        self._showdown = Showdown(auto_restart=True)
+        self._teams = jax.jit(self.jax_env.teams)
+        self._encode = jax.jit(encode_observation)
+        self._battle: Optional[str] = None
+        self._count = 0
+
+    def _observe(self, snap: dict[str, Any]) -> np.ndarray:
+        from .l3_battles import showdown_legal
+
+        t = gen1_tables()
+        sides = snap["state"]["sides"]
+        hp = np.array([[p["hp"] for p in side["pokemon"]] for side in sides])
+        max_hp = np.array([[p["maxhp"] for p in side["pokemon"]] for side in sides])
+        level = np.array([[p["level"] for p in side["pokemon"]] for side in sides])
+        types = np.array(
+            [[[t.types.index(p["types"][0]), t.types.index(p["types"][-1])] for p in side["pokemon"]] for side in sides]
+        )
+        active = sides[0]["pokemon"][0]
+        moves = np.zeros(jb.NUM_MOVE_SLOTS, dtype=np.int32)
+        pp = np.zeros(jb.NUM_MOVE_SLOTS, dtype=np.int32)
+        for i, move in enumerate(active["moves"]):
+            moves[i], pp[i] = t.move_index(move["id"]), move["pp"]
+        self._snap = snap
+        self._mask = showdown_legal(snap["requests"][0])
+        obs = self._encode(self.jax_env.tables, hp, max_hp, level, types, moves, pp, self._mask, snap["turn"])
+        self._last_obs = np.asarray(obs)
+        return self._last_obs.copy()
+
+    def _end_battle(self) -> None:
+        if self._battle is not None and self._showdown.alive:
+            self._showdown.end(self._battle)
+        self._battle = None
+
+    def reset(self, *, seed: Optional[int] = None, options: Optional[dict] = None):
+        super().reset(seed=seed)
+        self._end_battle()
+        seed_words, species, level, moves, ivs, evs = jax.device_get(self._teams(self._start(seed), self.params))
+        self._count += 1
+        self._battle = f"gym-{self._count}"
+        snap = self._showdown.start(
+            self._battle,
+            "gen1customgame",
+            prng.format_seed(self.kind, seed_words),
+            {"team": _team_sets(species[0], level[0], moves[0], ivs[0], evs[0])},
+            {"team": _team_sets(species[1], level[1], moves[1], ivs[1], evs[1])},
+        )
+        return self._observe(snap), {"legal_mask": self._mask.copy()}
+
+    def step(self, action: Any):
+        from .l3_battles import choice_string, showdown_legal
+
+        value, legal = self._check(action)
+        # the same keys the JAX env splits its step key into, for the same opponent choices
+        turn_key, switch_key, _ = jax.random.split(self._next_key(), 3)
+        if not legal:
+            return self._lose_for_illegal()
+        opponent = showdown_legal(self._snap["requests"][1])
+        opponent_choice = ""
+        if opponent.any():
+            opponent_choice = choice_string(int(random_legal_action(turn_key, jnp.asarray(opponent))))
+        snap = self._showdown.choose(self._battle, choice_string(value), opponent_choice)
+        if not snap["ended"] and showdown_legal(snap["requests"][0]).sum() == 0:
+            replacement = int(random_legal_action(switch_key, jnp.asarray(showdown_legal(snap["requests"][1]))))
+            snap = self._showdown.choose(self._battle, "", choice_string(replacement))
+        won = snap["ended"] and snap["winner"] == "p1"
+        lost = snap["ended"] and not won
+        obs = self._observe(snap)
+        reward, terminated, truncated = self._finish(won, lost)
+        return obs, reward, terminated, truncated, {"legal_mask": self._mask.copy(), "illegal_action": False}
+
+    def close(self) -> None:
+        self._showdown.close()
+        super().close()
+
+
+def register() -> None:
+    for env_id, entry in (("envport/PokeJax-v0", PokeJaxGymEnv), ("envport/PokeShowdown-v0", PokeShowdownGymEnv)):
+        if env_id not in gymnasium.registry:
+            gymnasium.register(id=env_id, entry_point=entry)

@@ -1,0 +1,237 @@
+"""PokeJAX as a gymnax-style environment: the agent plays p1 of a Gen 1 plain battle against a
+uniformly random opponent.
+
+    env = PokeJaxEnv()
+    obs, state = env.reset(key, env.default_params)
+    obs, state, reward, done, info = env.step(key, state, action, env.default_params)  # auto-resets
+
+Teams: both sides draw a "plain" team (battle.py's scope) from the reset key: six distinct species,
+levels 50-100, random DVs and stat experience, four distinct PLAIN_MOVES each. The battle's
+Showdown seed is drawn from the key too: `teams(key)` gives the seed and both teams, and
+info["opponent_actions"] the opponent's choices, so that any episode can be replayed on Showdown.
+
+Actions (9): 0-3 use move slot 1-4, 4-8 switch to slot 2-6 of Showdown's team order (see
+battle.py). When the opponent must replace a fainted Pokemon, it does so inside the same step, so
+the agent is asked only when it has a choice. An illegal action (a disabled move, a fainted or
+absent Pokemon, a move during a forced switch) ends the episode as a loss (reward -1), as Pgx does;
+`legal_mask` is in the observation and in `info["legal_mask"]`.
+
+Reward: +1 when the agent wins, -1 when it loses, 0 otherwise; an episode is also cut at
+`max_decisions` (reward 0).
+
+Observation (float32[OBS_SIZE]), in this order:
+  for p1 then p2, for each of the 6 team slots in Showdown's order (slot 1 active):
+      hp / max hp, alive (0/1), level / 100, the Pokemon's types as a 16-way two-hot (one-hot when
+      single-typed)                                                           6 x 2 x 19 = 228
+  for each of p1's active Pokemon's 4 move slots: power / 150, accuracy / 100 (1 for never-miss),
+      the move's type one-hot (16), physical (0/1), special (0/1), PP / max PP           4 x 21 = 84
+  the legal-action mask (9), and min(turn, 1000) / 1000 (1)                                   10
+Every feature lies in [0, 1].
+"""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+from flax import struct
+
+from envs.pokejax.jax import battle as jb
+from envs.pokejax.jax import prng, stats
+from envs.pokejax.jax.tables import ALWAYS_HITS, NUM_SPECIES, gen1_tables
+
+NUM_TYPES = 16
+MAX_TURN_FEATURE = 1000
+POKEMON_FEATURES = 3 + NUM_TYPES
+MOVE_FEATURES = 5 + NUM_TYPES
+OBS_SIZE = jb.NUM_SIDES * jb.TEAM_SIZE * POKEMON_FEATURES + jb.NUM_MOVE_SLOTS * MOVE_FEATURES + jb.NUM_ACTIONS + 1
+
+
+@struct.dataclass
+class EnvParams:
+    max_decisions: int = 500
+    level_range: tuple[int, int] = struct.field(pytree_node=False, default=(50, 100))
+
+
+@struct.dataclass
+class EnvState:
+    battle: jb.BattleState
+    decisions: jax.Array  # int32: the agent's decisions in this episode
+    seed: jax.Array  # uint32[8]: the battle's Showdown seed (prng.format_seed replays it on Showdown)
+
+
+def _distinct(bits: jax.Array, population: int, count: int) -> jax.Array:
+    """`count` distinct indices below `population`: a partial Fisher-Yates over arange(population)
+    with one random word per swap (the modulo's bias, below 1e-7 here, does not matter for teams)."""
+    pool = jnp.arange(population, dtype=jnp.int32)
+    for i in range(count):
+        j = i + (bits[i] % jnp.uint32(population - i)).astype(jnp.int32)
+        a, b = pool[i], pool[j]
+        pool = pool.at[i].set(b).at[j].set(a)
+    return pool[:count]
+
+
+def random_plain_team(key: jax.Array, plain_moves: jax.Array, level_range: tuple[int, int]) -> tuple:
+    """(species[6], level[6], moves[6, 4], ivs[6, 5], evs[6, 5]) for one side, from one batch of
+    random words (jax.random.permutation sorts, and made resets 20x slower than a battle step)."""
+    n, m = jb.TEAM_SIZE, jb.NUM_MOVE_SLOTS
+    bits = jax.random.bits(key, (n + n + n * m + 2 * 5 * n,), jnp.uint32)
+    species_bits, level_bits, move_bits, iv_bits, ev_bits = jnp.split(
+        bits, [n, 2 * n, 2 * n + n * m, 2 * n + n * m + 5 * n]
+    )
+    species = _distinct(species_bits, NUM_SPECIES, n) + 1
+    low, high = level_range
+    level = low + (level_bits % jnp.uint32(high - low + 1)).astype(jnp.int32)
+    pick = jax.vmap(lambda b: _distinct(b, plain_moves.shape[0], m))
+    moves = plain_moves[pick(move_bits.reshape(n, m))]
+    ivs = (iv_bits.reshape(n, 5) % 16).astype(jnp.int32) * 2
+    evs = (ev_bits.reshape(n, 5) % 256).astype(jnp.int32)
+    return species, level, moves, ivs, evs
+
+
+def random_legal_action(key: jax.Array, mask: jax.Array) -> jax.Array:
+    """A uniformly random legal action (0 when none is legal)."""
+    return jax.random.categorical(key, jnp.where(mask, 0.0, -jnp.inf)).astype(jnp.int32)
+
+
+class PokeJaxEnv:
+    """Functional env; every method is pure and jit/vmap-safe. `kind` is the PRNG ("sodium", Showdown's
+    default, or "gen5")."""
+
+    def __init__(self, kind: str = prng.SODIUM):
+        self.kind = kind
+        self.tables = jb.Tables.load()
+        t = gen1_tables()
+        self.plain_moves = jnp.asarray([t.move_index(m) for m in jb.PLAIN_MOVES], dtype=jnp.int32)
+        self.num_actions = jb.NUM_ACTIONS
+        self.observation_shape = (OBS_SIZE,)
+
+    @property
+    def default_params(self) -> EnvParams:
+        return EnvParams()
+
+    # -- battles ------------------------------------------------------------------------------------
+
+    def teams(self, key: jax.Array, params: EnvParams) -> tuple:
+        """(seed, species, level, moves, ivs, evs) of the battle that `reset(key)` starts, each
+        with a leading side axis (seed aside): what Showdown needs to play the same battle."""
+        seed_key, p1_key, p2_key = jax.random.split(key, 3)
+        teams = [random_plain_team(k, self.plain_moves, params.level_range) for k in (p1_key, p2_key)]
+        species, level, moves, ivs, evs = (jnp.stack(parts).astype(jnp.int32) for parts in zip(*teams, strict=True))
+        # sodium: 16 random bytes, as Showdown generates its seeds (the other 16 are zero)
+        words = jax.random.bits(seed_key, (4,), jnp.uint32)
+        used = 4 if self.kind == prng.SODIUM else 2
+        seed = jnp.zeros(prng.STATE_WORDS, jnp.uint32).at[:used].set(words[:used])
+        return seed, species, level, moves, ivs, evs
+
+    def reset(self, key: jax.Array, params: EnvParams) -> tuple[jax.Array, EnvState]:
+        seed, species, level, moves, ivs, evs = self.teams(key, params)
+        battle = jb.new_battle(self.kind, seed, species, level, moves, ivs, evs, self.tables)
+        state = EnvState(battle=battle, decisions=jnp.int32(0), seed=seed)
+        return self.observation(state), state
+
+    def legal_mask(self, state: EnvState) -> jax.Array:
+        return jb.legal_actions(state.battle)[0]
+
+    def _opponent_step(self, key: jax.Array, battle: jb.BattleState, p1_action: jax.Array) -> tuple:
+        opponent_mask = jb.legal_actions(battle)[1]
+        opponent_action = random_legal_action(key, opponent_mask)
+        after = jb.step(self.kind, battle, jnp.stack([p1_action, opponent_action]), self.tables)
+        return after, jnp.where(opponent_mask.any(), opponent_action, -1)
+
+    def step(
+        self, key: jax.Array, state: EnvState, action: jax.Array, params: EnvParams
+    ) -> tuple[jax.Array, EnvState, jax.Array, jax.Array, dict]:
+        action = jnp.asarray(action, dtype=jnp.int32)
+        turn_key, switch_key, reset_key = jax.random.split(key, 3)
+        legal = (
+            self.legal_mask(state)[jnp.clip(action, 0, jb.NUM_ACTIONS - 1)] & (action >= 0) & (action < jb.NUM_ACTIONS)
+        )
+        battle, opponent_action = self._opponent_step(turn_key, state.battle, action)
+        # the opponent replaces a fainted Pokemon within the same step (the agent waits meanwhile)
+        opponent_switches = (battle.request[0] == jb.REQUEST_WAIT) & ~battle.ended
+        switched, replacement = self._opponent_step(switch_key, battle, jnp.int32(0))
+        battle = jax.tree_util.tree_map(lambda a, b: jnp.where(opponent_switches, a, b), switched, battle)
+        replacement = jnp.where(opponent_switches, replacement, -1)
+        decisions = state.decisions + 1
+        won = battle.ended & (battle.winner == jb.P1_WINS)
+        lost = (battle.ended & (battle.winner == jb.P2_WINS)) | ~legal
+        truncated = decisions >= params.max_decisions
+        done = won | lost | truncated
+        reward = jnp.where(won & legal, 1.0, jnp.where(lost, -1.0, 0.0)).astype(jnp.float32)
+        next_state = EnvState(battle=battle, decisions=decisions, seed=state.seed)
+        reset_obs, reset_state = self.reset(reset_key, params)
+        final_obs = self.observation(next_state)
+        next_state = jax.tree_util.tree_map(lambda a, b: jnp.where(done, a, b), reset_state, next_state)
+        obs = jnp.where(done, reset_obs, final_obs)
+        info = {
+            "legal_mask": self.legal_mask(next_state),
+            "illegal_action": ~legal,
+            "won": won & legal,
+            "lost": lost,
+            # the mask of the state the step ended in (before any auto-reset), with final_observation
+            "final_legal_mask": jb.legal_actions(battle)[0],
+            "truncated": truncated & ~(won | lost),
+            "final_observation": final_obs,
+            # what the opponent chose (-1: nothing asked of it), so a battle can be replayed on Showdown
+            "opponent_actions": jnp.stack([opponent_action, replacement]),
+        }
+        return obs, next_state, reward, done, info
+
+    # -- observation --------------------------------------------------------------------------------
+
+    def observation(self, state: EnvState) -> jax.Array:
+        b = state.battle
+        return encode_observation(
+            self.tables,
+            b.hp,
+            b.stats[..., jb.HP],
+            b.level,
+            b.types,
+            b.moves[0, 0],
+            b.pp[0, 0],
+            self.legal_mask(state),
+            b.turn,
+        )
+
+
+def encode_observation(tables, hp, max_hp, level, types, active_moves, active_pp, legal_mask, turn):
+    """The observation vector (module docstring) from plain arrays, so that the Showdown backend
+    (gym_envs.py) encodes Showdown's state with this very function.
+
+    hp, max_hp, level: [2, 6]; types: [2, 6, 2]; active_moves, active_pp: [4] (p1's active Pokemon);
+    legal_mask: [9]; turn: scalar; tables: battle.Tables."""
+    type_hot = (types[..., :, None] == jnp.arange(NUM_TYPES)).any(axis=-2)  # [2, 6, 16]
+    pokemon = jnp.concatenate(
+        [
+            (hp / jnp.maximum(max_hp, 1))[..., None],
+            (hp > 0)[..., None],
+            (level / 100)[..., None],
+            type_hot,
+        ],
+        axis=-1,
+    )
+    accuracy = tables.move_accuracy[active_moves]
+    max_pp = jnp.maximum(stats.max_pp(tables.move_pp[active_moves]), 1)
+    category = tables.move_category[active_moves]
+    move_features = (
+        jnp.concatenate(
+            [
+                (tables.move_power[active_moves] / 150)[:, None],
+                jnp.where(accuracy == ALWAYS_HITS, 1.0, accuracy / 100)[:, None],
+                tables.move_type[active_moves][:, None] == jnp.arange(NUM_TYPES),
+                (category == 0)[:, None],
+                (category == 1)[:, None],
+                (active_pp / max_pp)[:, None],
+            ],
+            axis=-1,
+        )
+        * (active_moves > 0)[:, None]
+    )
+    return jnp.concatenate(
+        [
+            pokemon.reshape(-1).astype(jnp.float32),
+            move_features.reshape(-1).astype(jnp.float32),
+            jnp.asarray(legal_mask).astype(jnp.float32),
+            (jnp.minimum(turn, MAX_TURN_FEATURE) / MAX_TURN_FEATURE).reshape(1).astype(jnp.float32),
+        ]
+    ).astype(jnp.float32)

@@ -1,0 +1,165 @@
+"""L2: the Gymnasium envs of both backends and the functional JAX env: conformance, seeding, the
+same trajectory on Showdown and on PokeJAX from the same seed and actions, and clear errors."""
+
+from __future__ import annotations
+
+import gymnasium
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+from gymnasium.utils.env_checker import check_env
+
+import envs.pokejax  # noqa: F401  (registers the ids)
+from envs.pokejax.jax import battle as jb
+from envs.pokejax.jax.env import OBS_SIZE, PokeJaxEnv, random_legal_action
+from envs.pokejax.tests.components import POKEJAX
+
+IDS = ["envport/PokeJax-v0", "envport/PokeShowdown-v0"]
+
+
+@pytest.fixture(scope="module")
+def both():
+    envs = {env_id: gymnasium.make(env_id) for env_id in IDS}
+    yield envs
+    for env in envs.values():
+        env.close()
+
+
+def _episode(env, seed: int, choice_seed: int) -> list:
+    obs, info = env.reset(seed=seed)
+    rng = np.random.default_rng(choice_seed)
+    out = [obs]
+    while True:
+        action = int(rng.choice(np.flatnonzero(info["legal_mask"])))
+        obs, reward, terminated, truncated, info = env.step(action)
+        out.append((obs, reward, terminated, truncated))
+        if terminated or truncated:
+            return out
+
+
+def _equal(a: list, b: list) -> bool:
+    if len(a) != len(b):
+        return False
+    for x, y in zip(a, b, strict=True):
+        if isinstance(x, np.ndarray):
+            if not np.array_equal(x, y):
+                return False
+        elif not (np.array_equal(x[0], y[0]) and x[1:] == y[1:]):
+            return False
+    return True
+
+
+@POKEJAX.covers("battle")
+@pytest.mark.parametrize("env_id", IDS)
+def test_check_env(both, env_id):
+    check_env(both[env_id].unwrapped, skip_render_check=True)
+
+
+@POKEJAX.covers("battle")
+@pytest.mark.parametrize("seed", range(5))
+def test_showdown_and_pokejax_give_the_same_episode(both, seed):
+    jax_episode = _episode(both["envport/PokeJax-v0"], seed, seed)
+    showdown_episode = _episode(both["envport/PokeShowdown-v0"], seed, seed)
+    assert len(jax_episode) > 5 and jax_episode[-1][2], "a whole battle, played to its end"
+    assert _equal(jax_episode, showdown_episode)
+
+
+@POKEJAX.covers("battle")
+def test_same_seed_same_trajectory(both):
+    env = both["envport/PokeJax-v0"]
+    assert _equal(_episode(env, 3, 7), _episode(env, 3, 7))
+    assert not _equal(_episode(env, 3, 7), _episode(env, 4, 7))
+
+
+@POKEJAX.covers("battle")
+@pytest.mark.parametrize("env_id", IDS)
+@pytest.mark.parametrize("bad", [9, -1, 2.5, "move 1", np.array([1, 2]), None])
+def test_bad_actions_are_errors(both, env_id, bad):
+    env = both[env_id]
+    env.reset(seed=0)
+    with pytest.raises(ValueError, match="action"):
+        env.step(bad)
+
+
+def _play_until_something_is_illegal(env, seed: int) -> int:
+    """Every action is legal at the start (four moves with PP, five Pokemon on the bench): play the
+    last legal action (a switch: p1 never attacks) until one of p1's Pokemon faints and makes
+    something illegal; returns that action."""
+    _, info = env.reset(seed=seed)
+    while info["legal_mask"].all():
+        _, _, terminated, truncated, info = env.step(int(np.flatnonzero(info["legal_mask"])[-1]))
+        assert not (terminated or truncated)
+    return int(np.flatnonzero(~info["legal_mask"])[0])
+
+
+@POKEJAX.covers("battle")
+@pytest.mark.parametrize("env_id", IDS)
+def test_illegal_action_raises_or_loses(env_id):
+    env = gymnasium.make(env_id)
+    try:
+        illegal = _play_until_something_is_illegal(env, 1)
+        with pytest.raises(ValueError, match="illegal"):
+            env.step(illegal)
+    finally:
+        env.close()
+    lose = gymnasium.make(env_id, illegal_action="lose")
+    try:
+        illegal = _play_until_something_is_illegal(lose, 1)
+        _, reward, terminated, truncated, info = lose.step(illegal)
+        assert (reward, terminated, truncated, info["illegal_action"]) == (-1.0, True, False, True)
+        with pytest.raises(RuntimeError, match="reset"):
+            lose.step(0)
+    finally:
+        lose.close()
+
+
+def test_bad_illegal_action_mode():
+    with pytest.raises(ValueError, match="illegal_action"):
+        gymnasium.make("envport/PokeJax-v0", illegal_action="ignore")
+
+
+@POKEJAX.covers("battle")
+def test_vector_env():
+    envs = gymnasium.make_vec("envport/PokeJax-v0", num_envs=2)
+    obs, info = envs.reset(seed=0)
+    assert obs.shape == (2, OBS_SIZE)
+    actions = np.array([int(np.flatnonzero(m)[0]) for m in info["legal_mask"]])
+    obs, reward, terminated, truncated, info = envs.step(actions)
+    assert obs.shape == (2, OBS_SIZE) and reward.shape == (2,)
+    envs.close()
+
+
+@POKEJAX.covers("battle")
+def test_functional_env_batched_rollout():
+    """jit(vmap) over 64 battles for 300 steps: battles end and restart, rewards are the battle
+    outcomes, no step ever runs out of prefetched PRNG draws."""
+    env = PokeJaxEnv()
+    params = env.default_params
+    batch = 64
+    obs, state = jax.vmap(env.reset, in_axes=(0, None))(jax.random.split(jax.random.PRNGKey(0), batch), params)
+
+    def one(state, key):
+        action_key, step_key = jax.random.split(key)
+        mask = jax.vmap(env.legal_mask)(state)
+        actions = jax.vmap(random_legal_action)(jax.random.split(action_key, batch), mask)
+        obs, state, reward, done, info = jax.vmap(env.step, in_axes=(0, 0, 0, None))(
+            jax.random.split(step_key, batch), state, actions, params
+        )
+        return state, (reward, done, info["illegal_action"], state.battle.prng_overflow)
+
+    state, (reward, done, illegal, overflow) = jax.jit(lambda s, k: jax.lax.scan(one, s, jax.random.split(k, 300)))(
+        state, jax.random.PRNGKey(1)
+    )
+    assert int(done.sum()) > 64, "many battles finished"
+    assert set(np.unique(np.asarray(reward)).tolist()) <= {-1.0, 0.0, 1.0}
+    assert np.array_equal(np.asarray(reward != 0), np.asarray(done))
+    assert not bool(illegal.any()) and not bool(overflow.any())
+    # an illegal action is a loss in the functional env: take a battle where something is illegal
+    masks = np.asarray(jax.vmap(env.legal_mask)(state))
+    index = int(np.flatnonzero(~masks.all(axis=1))[0])
+    one_state = jax.tree_util.tree_map(lambda x: x[index], state)
+    illegal_action = jnp.int32(int(np.flatnonzero(~masks[index])[0]))
+    _, _, r, d, info = env.step(jax.random.PRNGKey(6), one_state, illegal_action, params)
+    assert float(r) == -1.0 and bool(d) and bool(info["illegal_action"])
+    assert masks.shape == (batch, jb.NUM_ACTIONS)
