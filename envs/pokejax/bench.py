@@ -107,8 +107,11 @@ def showdown_via_python(seconds: float) -> float:
 
 
 def make_random_play(kind: str, batch: int, steps: int):
-    """A jitted function: `steps` battle steps of `batch` battles with random choices on both sides,
-    finished battles replaced in place; returns (battles, decisions made)."""
+    """A jitted function: `steps` battle steps of `batch` battles with random choices on both sides;
+    returns (battles, decisions made). Each call first makes one new battle per env (new teams, new
+    seed), and an env whose battle ends during the call restarts from it, as Brax's AutoResetWrapper
+    restarts from a stored first state: making new battles at every step, for every env, cost twice
+    the battle steps themselves."""
     import jax
     import jax.numpy as jnp
 
@@ -120,21 +123,22 @@ def make_random_play(kind: str, batch: int, steps: int):
     new_battles = jax.vmap(lambda key: env.reset(key, params)[1].battle)
 
     def one_step(carry, key):
-        battles, decisions = carry
-        choice_key, reset_key = jax.random.split(key)
+        battles, fresh, decisions = carry
         masks = jax.vmap(jb.legal_actions)(battles)  # [batch, 2, 9]
-        keys = jax.random.split(choice_key, batch * 2).reshape(batch, 2, -1)
+        keys = jax.random.split(key, batch * 2).reshape(batch, 2, -1)
         actions = jax.vmap(jax.vmap(random_legal_action))(keys, masks)
         stepped = jax.vmap(lambda b, a: jb.step(kind, b, a, env.tables))(battles, actions)
-        fresh = new_battles(jax.random.split(reset_key, batch))
         battles = jax.tree_util.tree_map(
             lambda new, old: jnp.where(stepped.ended.reshape((-1,) + (1,) * (new.ndim - 1)), new, old), fresh, stepped
         )
-        return (battles, decisions + masks.any(axis=-1).sum()), None
+        return (battles, fresh, decisions + masks.any(axis=-1).sum()), None
 
     @jax.jit
     def play(battles, key):
-        (battles, decisions), _ = jax.lax.scan(one_step, (battles, jnp.int32(0)), jax.random.split(key, steps))
+        fresh_key, scan_key = jax.random.split(key)
+        fresh = new_battles(jax.random.split(fresh_key, batch))
+        carry = (battles, fresh, jnp.int32(0))
+        (battles, _, decisions), _ = jax.lax.scan(one_step, carry, jax.random.split(scan_key, steps))
         return battles, decisions
 
     start_battles = jax.jit(new_battles)
