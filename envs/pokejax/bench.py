@@ -5,9 +5,8 @@
     ./pants run envs/pokejax:bench -- --out FILE   # where the JSON goes (default bench-results/pokejax.json)
 
 What is measured: random-action decisions per second (a decision is one side's choice; both sides
-play uniformly random legal choices) in the battles the engine covers today, Gen 1 "plain" battles
-(jax/battle.py): teams of six random species knowing four random PLAIN_MOVES, as l3_battles.py
-makes them. The same teams are given to Showdown, so both sides of every ratio play the same game.
+play uniformly random legal choices) in the battles the engine covers today (jax/battle.py):
+teams of six random species knowing four random SUPPORTED_MOVES, as l3_battles.py makes them. The same teams are given to Showdown, so both sides of every ratio play the same game.
 
   Showdown in-process   the fastest honest way to run Showdown: one Node process plays whole
                         battles in a loop (showdown_driver.js play_random), no IPC per decision
@@ -52,18 +51,18 @@ def _peak_rss_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
-def _plain_team_pairs(count: int) -> list:
-    from envs.pokejax.l3_battles import plain_team
+def _team_pairs(count: int) -> list:
+    from envs.pokejax.l3_battles import supported_team
 
     rng = np.random.default_rng(12345)
-    return [[plain_team(rng).showdown_sets(), plain_team(rng).showdown_sets()] for _ in range(count)]
+    return [[supported_team(rng).showdown_sets(), supported_team(rng).showdown_sets()] for _ in range(count)]
 
 
 def showdown_in_process(seconds: float) -> dict:
-    """Decisions/s of Showdown's own loop over plain battles (best of 3 windows of whole battles)."""
+    """Decisions/s of Showdown's own loop over the same kind of battles (best of 3 windows of whole battles)."""
     from envs.pokejax.reference.showdown import Showdown
 
-    teams = _plain_team_pairs(50)
+    teams = _team_pairs(50)
     with Showdown(timeout_s=600) as showdown:
         showdown.play_random("gen1customgame", 5, "gen5,0000000000000001", teams=teams)  # warm up V8
         best = None
@@ -85,7 +84,7 @@ def showdown_via_python(seconds: float) -> float:
     from envs.pokejax.l3_battles import choice_string, showdown_legal
     from envs.pokejax.reference.showdown import Showdown
 
-    teams = _plain_team_pairs(20)
+    teams = _team_pairs(20)
     rng = np.random.default_rng(0)
     with Showdown(timeout_s=600) as showdown:
         showdown.play_random("gen1customgame", 2, "gen5,0000000000000001", teams=teams)  # load Showdown's data
@@ -190,7 +189,9 @@ def main(argv=None) -> int:
     from rich.table import Table
 
     console = Console(width=None if sys.stdout.isatty() else 150)
-    console.print(f"[bold]PokeJAX benchmark[/bold]: Gen 1 plain battles, random legal choices, batches {batches}")
+    console.print(
+        f"[bold]PokeJAX benchmark[/bold]: Gen 1 battles of the supported moves, random legal choices, batches {batches}"
+    )
     rows = []
     with console.status("Showdown in-process"):
         in_process = showdown_in_process(seconds)
@@ -209,7 +210,7 @@ def main(argv=None) -> int:
         row["ratio_vs_showdown_in_process"] = row["decisions_per_s"] / reference
 
     table = Table(
-        title=f"PokeJAX vs Showdown, Gen 1 plain battles ({os.cpu_count()} CPUs, JAX {machine()['jax_backend']})"
+        title=f"PokeJAX vs Showdown, Gen 1 battles of the supported moves ({os.cpu_count()} CPUs, JAX {machine()['jax_backend']})"
     )
     for column in ("backend", "batch", "decisions/s", "x Showdown in-process", "JIT s", "peak RSS MB"):
         table.add_column(column, justify="right")
@@ -235,7 +236,7 @@ def main(argv=None) -> int:
         json.dumps(
             {
                 "benchmark": "pokejax",
-                "game": "gen1 plain battles",
+                "game": "gen1 battles of jax/battle.py's SUPPORTED_MOVES",
                 "seconds_per_measurement": seconds,
                 "machine": machine(),
                 "rows": rows,

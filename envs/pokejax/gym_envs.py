@@ -3,8 +3,8 @@
     envport/PokeJax-v0        the JAX engine (jax/battle.py), one battle, jitted
     envport/PokeShowdown-v0   the same battles played by the pinned Pokemon Showdown (reference/)
 
-The agent is p1 of a Gen 1 plain battle against a uniformly random opponent (jax/env.py says what
-a plain battle is, the 9 actions, the reward and the observation). reset(seed=s) draws the teams,
+The agent is p1 of a Gen 1 battle against a uniformly random opponent (jax/env.py says which
+battles, the 9 actions, the reward and the observation). reset(seed=s) draws the teams,
 the Showdown seed and every later opponent choice from jax.random.PRNGKey(s); both backends draw
 them the same way, so the same seed and the same actions give the same trajectory on either (a
 test plays both side by side). reset() without a seed draws one from the env's np_random.

@@ -1,9 +1,11 @@
 """L3 for PokeJAX: battles played on Showdown and on the JAX engine from the same seed and the same
 random legal choices, compared after every decision: the PRNG state, the turn, every Pokemon's
-species (in Showdown's current team order), HP and PP, the legal actions, the end and the winner.
+species (in Showdown's current team order), HP, PP, status and modified speed, the legal actions,
+the end and the winner.
 
-Battles are "plain" (jax/battle.py's scope): two teams of six random species with random levels
-(50-100), DVs and stat experience, each knowing four random PLAIN_MOVES; every third battle is a
+Battles are within jax/battle.py's scope: two teams of six random species with random levels
+(50-100), DVs and stat experience, each knowing four random SUPPORTED_MOVES (damage-only moves and
+the paralysis moves); every third battle is a
 mirror match (both sides the same team), where every speed ties and every tie-breaking draw is
 exercised. Battle i uses Showdown seed `battle_seed(i)` (sodium for even i, gen5 for odd) and
 NumPy's default_rng(i) for its teams and choices, so one number reproduces it:
@@ -24,7 +26,7 @@ import numpy as np
 
 from envs.pokejax.jax import battle as jb
 from envs.pokejax.jax import prng
-from envs.pokejax.jax.tables import STAT_NAMES, gen1_tables
+from envs.pokejax.jax.tables import STAT_NAMES, STATUSES, gen1_tables
 from envs.pokejax.reference.showdown import Showdown
 
 FORMAT = "gen1customgame"
@@ -57,14 +59,14 @@ class Team:
         return sets
 
 
-def plain_team(rng: np.random.Generator) -> Team:
-    """Six distinct species with four distinct plain moves each, random levels, DVs and stat exp."""
+def supported_team(rng: np.random.Generator) -> Team:
+    """Six distinct species with four distinct supported moves each, random levels, DVs and stat exp."""
     t = gen1_tables()
-    plain = np.array([t.move_index(m) for m in jb.PLAIN_MOVES])
+    supported = np.array([t.move_index(m) for m in jb.SUPPORTED_MOVES])
     return Team(
         species=rng.choice(np.arange(1, 152), size=6, replace=False),
         level=rng.integers(50, 101, size=6),
-        moves=np.stack([rng.choice(plain, size=4, replace=False) for _ in range(6)]),
+        moves=np.stack([rng.choice(supported, size=4, replace=False) for _ in range(6)]),
         ivs=rng.integers(0, 16, size=(6, 5)) * 2,
         evs=rng.integers(0, 256, size=(6, 5)),
     )
@@ -109,6 +111,14 @@ def compare(snap: dict[str, Any], state: jb.BattleState, kind: str) -> list[str]
                 continue
             if p["hp"] != int(state.hp[side, slot]):
                 diffs.append(f"{where} ({ours_species}) hp: showdown {p['hp']} jax {int(state.hp[side, slot])}")
+            status = STATUSES[int(state.status[side, slot])]
+            if p["status"] != status:
+                diffs.append(f"{where} ({ours_species}) status: showdown {p['status']!r} jax {status!r}")
+            speed = int(state.modified[side, slot, jb.SPE])
+            if p["modifiedStats"]["spe"] != speed:
+                diffs.append(
+                    f"{where} ({ours_species}) modified speed: showdown {p['modifiedStats']['spe']} jax {speed}"
+                )
             pp = [m["pp"] for m in p["moves"]]
             ours_pp = np.asarray(state.pp[side, slot])[: len(pp)].tolist()
             if pp != ours_pp:
@@ -148,10 +158,10 @@ class L3Divergence(AssertionError):
 
 
 def play(showdown: Showdown, battle_index: int, max_decisions: int = 400) -> dict[str, Any]:
-    """One plain battle on both engines; returns its outcome, or raises L3Divergence."""
+    """One battle on both engines; returns its outcome, or raises L3Divergence."""
     seed = battle_seed(battle_index)
     rng = np.random.default_rng(battle_index)
-    teams = [plain_team(rng), plain_team(rng)]
+    teams = [supported_team(rng), supported_team(rng)]
     if battle_index % 3 == 0:
         # mirror matches: every speed ties, so every tie-breaking draw is exercised
         teams[1] = teams[0]

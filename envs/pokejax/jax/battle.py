@@ -1,10 +1,12 @@
 """A Gen 1 singles battle as Showdown runs it, as pure JAX functions over fixed-size arrays.
 
-Scope of this version ("plain" battles): switching, fainting and forced switches, battle end, and
-damaging moves whose whole effect is their damage (PLAIN_MOVES: accuracy, the speed-based crit,
-the damage formula with STAB and Gen 1's per-type effectiveness, the damage roll, immunities,
-priority, PP). Status, volatiles, boosts and the special moves come next; the state already has
-the fields their handlers will need.
+Scope of this version (battles whose teams know only SUPPORTED_MOVES): switching, fainting and
+forced switches, battle end; damaging moves whose whole effect is their damage (PLAIN_MOVES:
+accuracy, the speed-based crit, the damage formula with STAB and Gen 1's per-type effectiveness,
+the damage roll, immunities, priority, PP); paralysis (PARALYSIS_MOVES: Thunder Wave, Stun Spore
+and Glare, and the damaging moves with a paralysis chance; full paralysis, the speed drop on the
+modified stat, Showdown's cached speeds). Other statuses, volatiles, boosts and the special moves
+come next.
 
 Showdown's side.pokemon is kept in Showdown's own order, which a switch changes by swapping the
 active Pokemon (slot 0) with the one switched in: "switch N" means slot N-1 of that order, and the
@@ -39,9 +41,13 @@ NUM_ACTIONS = NUM_MOVE_SLOTS + TEAM_SIZE - 1
 REQUEST_MOVE, REQUEST_SWITCH, REQUEST_WAIT, REQUEST_NONE = 0, 1, 2, 3
 NO_WINNER, P1_WINS, P2_WINS = -1, 0, 1
 ORDER_SWITCH, ORDER_MOVE = 103, 200
+PAR, FNT, BRN, PSN = 1, 2, 3, 4  # tables.STATUSES
+POISON_TYPE = 11  # tables.TYPES.index("Poison"), checked by a test
+FULL_PARALYSIS_CHANCE = 63  # out of 256, Showdown's gen1 par onBeforeMove
 # The most draws one step can make: the action-order tie (1), BeforeTurn and its Update (2), two
-# moves with accuracy, crit, damage roll and Update (4 each), the residual's Update (1).
-STEP_DRAWS = 12
+# moves with full paralysis, accuracy, crit, damage roll, secondary and Update (6 each), the
+# residual's Update (1).
+STEP_DRAWS = 16  # + full paralysis and a secondary roll for each of the two moves
 START_DRAWS = 4
 # stat columns of `stats` (tables.STAT_NAMES)
 HP, ATK, DEF, SPC, SPE = range(5)
@@ -51,6 +57,11 @@ PLAIN_MOVES = (
     "tackle watergun hydropump surf peck drillpeck strength razorleaf rockthrow earthquake quickattack "
     "eggbomb waterfall swift dizzypunch crabhammer rockslide triattack slash"
 ).split()
+# Moves whose effect is paralysis: the status moves, and damaging moves with a paralysis chance.
+PARALYSIS_MOVES = "thunderwave stunspore glare bodyslam thunderbolt thunderpunch thundershock thunder lick".split()
+# Burn and poison: the damaging moves with a chance, and the poison status moves.
+BURN_POISON_MOVES = "ember firepunch flamethrower fireblast poisonsting sludge smog poisonpowder poisongas".split()
+SUPPORTED_MOVES = PLAIN_MOVES + PARALYSIS_MOVES + BURN_POISON_MOVES
 
 
 @struct.dataclass
@@ -66,6 +77,10 @@ class Tables:
     move_priority: jax.Array
     move_crit_ratio: jax.Array
     move_pp: jax.Array
+    move_status: jax.Array
+    move_secondary_status: jax.Array
+    move_secondary_chance: jax.Array
+    move_ignores_immunity: jax.Array
     type_chart_x2: jax.Array
 
     @classmethod
@@ -87,6 +102,7 @@ class BattleState:
     speed: jax.Array  # int32[2, 6], Showdown's cached Pokemon.speed (decides speed ties)
     moves: jax.Array  # int32[2, 6, 4], move numbers, 0 = empty slot
     pp: jax.Array  # int32[2, 6, 4]
+    status: jax.Array  # int32[2, 6], index into tables.STATUSES (0 = healthy)
     request: jax.Array  # int32[2], REQUEST_*
     winner: jax.Array  # int32, NO_WINNER until the battle ends
     ended: jax.Array  # bool
@@ -138,6 +154,7 @@ def new_battle(
         speed=stored[..., SPE],
         moves=moves,
         pp=pp,
+        status=jnp.zeros_like(species),
         request=jnp.full(NUM_SIDES, REQUEST_MOVE, dtype=jnp.int32),
         winner=jnp.int32(NO_WINNER),
         ended=jnp.bool_(False),
@@ -176,7 +193,10 @@ def _swap_in(state: BattleState, side: jax.Array, slot: jax.Array) -> BattleStat
         row = row.at[0].set(incoming).at[slot].set(active)
         return array.at[side].set(row)
 
-    fields = ("species", "level", "types", "hp", "stats", "modified", "speed", "moves", "pp")
+    # a fainted Pokemon leaving the field loses its "fnt" status (switchIn)
+    leaving_status = state.status[side, 0]
+    state = state.replace(status=state.status.at[side, 0].set(jnp.where(leaving_status == FNT, 0, leaving_status)))
+    fields = ("species", "level", "types", "hp", "stats", "modified", "speed", "moves", "pp", "status")
     return state.replace(**{name: swap(getattr(state, name)) for name in fields})
 
 
@@ -184,19 +204,25 @@ def _move_action(
     draws: prng.Draws, state: BattleState, side: jax.Array, slot: jax.Array, run: jax.Array, tables: Tables
 ) -> tuple[BattleState, prng.Draws, jax.Array]:
     """Side `side` uses move slot `slot` on the foe's active Pokemon, if `run`; returns the state,
-    the draws and whether the target fainted."""
+    the draws, whether the target fainted and whether the user fainted (burn or poison)."""
     foe = 1 - side
     move = state.moves[side, 0, slot]
     move_type = tables.move_type[move]
     user_types, target_types = state.types[side, 0], state.types[foe, 0]
-    # runImmunity comes before the accuracy check and draws nothing
-    immune = dmg.is_immune(tables.type_chart_x2, move_type, target_types)
-    draws, hit = dmg.roll_accuracy(draws, tables.move_accuracy[move], run & ~immune)
+    status_move = tables.move_category[move] == dmg.STATUS
+    # BeforeMove: a paralysed Pokemon is fully paralysed with 63/256 and does nothing, PP included
+    draws, fully_paralysed = prng.take_chance(draws, FULL_PARALYSIS_CHANCE, 256, run & (state.status[side, 0] == PAR))
+    acts = run & ~fully_paralysed
+    # runImmunity comes before the accuracy check and draws nothing; status moves skip it unless
+    # they say otherwise (Thunder Wave does not)
+    immune = ~tables.move_ignores_immunity[move] & dmg.is_immune(tables.type_chart_x2, move_type, target_types)
+    draws, hit = dmg.roll_accuracy(draws, tables.move_accuracy[move], acts & ~immune)
+    damaging_hit = hit & ~status_move
 
     crit_threshold = dmg.crit_chance(
         tables.base_stats[state.species[side, 0], SPE], tables.move_crit_ratio[move], jnp.bool_(False)
     )
-    draws, crit = dmg.chance_if(draws, hit & (crit_threshold > 0), crit_threshold)
+    draws, crit = dmg.chance_if(draws, damaging_hit & (crit_threshold > 0), crit_threshold)
     special = tables.move_category[move] == dmg.SPECIAL
     attack_column = jnp.where(special, SPC, ATK)
     defense_column = jnp.where(special, SPC, DEF)
@@ -205,21 +231,60 @@ def _move_action(
     defense = jnp.where(crit, state.stats[foe, 0, defense_column], state.modified[foe, 0, defense_column])
     amount = dmg.base_damage(state.level[side, 0], tables.move_power[move], attack, defense, crit)
     amount = dmg.apply_stab_and_types(amount, tables.type_chart_x2, move_type, user_types, target_types)
-    draws, amount = dmg.roll_damage(draws, amount, hit)
-    dealt = jnp.where(hit, jnp.minimum(amount, state.hp[foe, 0]), 0)
+    draws, amount = dmg.roll_damage(draws, amount, damaging_hit)
+    dealt = jnp.where(damaging_hit, jnp.minimum(amount, state.hp[foe, 0]), 0)
     target_hp = state.hp[foe, 0] - dealt
+
+    # A damaging move's secondary status rolls ceil(chance * 256 / 100) out of 256 when the target
+    # is still standing, except that par/brn/frz never roll against a target of the move's type.
+    secondary_status = tables.move_secondary_status[move]
+    chance = tables.move_secondary_chance[move]
+    shares_type = (target_types[0] == move_type) | (target_types[1] == move_type)
+    type_blocked = ((secondary_status == PAR) | (secondary_status == BRN)) & shares_type
+    rolls = damaging_hit & (target_hp > 0) & (chance > 0) & ~type_blocked
+    draws, secondary_lands = prng.take_chance(draws, (chance * 256 + 99) // 100, 256, rolls)
+    inflicted = jnp.where(hit & status_move, tables.move_status[move], jnp.where(secondary_lands, secondary_status, 0))
+    # a status lands only on a healthy target (a status move on a statused one just fails), and
+    # Poison types cannot be poisoned (runStatusImmunity)
+    poison_immune = (inflicted == PSN) & ((target_types[0] == POISON_TYPE) | (target_types[1] == POISON_TYPE))
+    lands = (inflicted > 0) & (state.status[foe, 0] == 0) & (target_hp > 0) & ~poison_immune
+    target_status = jnp.where(lands, inflicted, state.status[foe, 0])
+    # Gen 1 applies the paralysis speed drop and the burn attack drop to the modified stats
+    modified = state.modified[foe, 0]
+    paralysed_speed = jnp.maximum(modified[SPE] // 4, 1)
+    burnt_attack = jnp.maximum(modified[ATK] // 2, 1)
+    modified = modified.at[SPE].set(jnp.where(lands & (inflicted == PAR), paralysed_speed, modified[SPE]))
+    modified = modified.at[ATK].set(jnp.where(lands & (inflicted == BRN), burnt_attack, modified[ATK]))
+    # AfterMoveSelf (unless the target fell): burn and poison cost the user 1/16 of its max HP
+    user_hp = state.hp[side, 0]
+    hurts = run & (target_hp > 0) & ((state.status[side, 0] == BRN) | (state.status[side, 0] == PSN))
+    residual = jnp.maximum(state.stats[side, 0, HP] // 16, 1)
+    user_hp = jnp.where(hurts, jnp.maximum(user_hp - residual, 0), user_hp)
     state = state.replace(
-        hp=state.hp.at[foe, 0].set(target_hp),
-        pp=state.pp.at[side, 0, slot].add(-run.astype(jnp.int32)),
+        hp=state.hp.at[foe, 0].set(target_hp).at[side, 0].set(user_hp),
+        pp=state.pp.at[side, 0, slot].add(-acts.astype(jnp.int32)),
+        status=state.status.at[foe, 0].set(target_status),
+        modified=state.modified.at[foe, 0].set(modified),
     )
-    return state, draws, hit & (target_hp == 0)
+    return state, draws, damaging_hit & (target_hp == 0), hurts & (user_hp == 0)
+
+
+def _update_speeds(state: BattleState) -> BattleState:
+    """Battle.updateSpeed: every active Pokemon still standing caches its current (modified) speed."""
+    standing = state.hp[:, 0] > 0
+    return state.replace(
+        speed=state.speed.at[:, 0].set(jnp.where(standing, state.modified[:, 0, SPE], state.speed[:, 0]))
+    )
 
 
 def _faint(state: BattleState, fainted_side: jax.Array) -> BattleState:
     """The fainted side is asked for a switch (the other waits), or loses if it has no one left."""
     lost = ~jnp.any(state.hp[fainted_side] > 0)
     request = jnp.where(jnp.arange(NUM_SIDES) == fainted_side, REQUEST_SWITCH, REQUEST_WAIT).astype(jnp.int32)
+    # checkFainted marks the fainted Pokemon "fnt" when it asks for the replacement (not at the end)
+    status = state.status.at[fainted_side, 0].set(jnp.where(lost, state.status[fainted_side, 0], FNT))
     return state.replace(
+        status=status,
         request=jnp.where(lost, REQUEST_NONE, request),
         ended=lost,
         winner=jnp.where(lost, 1 - fainted_side, NO_WINNER).astype(jnp.int32),
@@ -227,22 +292,40 @@ def _faint(state: BattleState, fainted_side: jax.Array) -> BattleState:
 
 
 def _run_action(
-    draws: prng.Draws, state: BattleState, side: jax.Array, action: jax.Array, run: jax.Array, tables: Tables
+    draws: prng.Draws,
+    state: BattleState,
+    side: jax.Array,
+    action: jax.Array,
+    run: jax.Array,
+    tables: Tables,
+    replacement: bool = False,
 ) -> tuple[BattleState, prng.Draws, jax.Array]:
-    """One queued action, if `run`; returns the state, the draws and whether the turn goes on."""
+    """One queued action, if `run`; returns the state, the draws and whether the turn goes on.
+    `replacement`: a switch that replaces a Pokemon fainted this turn."""
     is_switch = action >= NUM_MOVE_SLOTS
     switched = _swap_in(state, side, jnp.clip(action - NUM_MOVE_SLOTS + 1, 1, TEAM_SIZE - 1))
     switch_draws = _each_event(draws, switched)  # Update after the switch action
-    switch_draws = _each_event(switch_draws, switched)  # Update after the runSwitch it queued
-    moved, move_draws, fainted = _move_action(
+    # runSwitch: unless its side had a faint this turn, a burned or poisoned Pokemon coming in
+    # loses 1/16 of its max HP (Showdown's Gen 1-2 AfterSwitchInSelf)
+    hurt = ~replacement & ((switched.status[side, 0] == BRN) | (switched.status[side, 0] == PSN))
+    loss = jnp.where(hurt, jnp.maximum(switched.stats[side, 0, HP] // 16, 1), 0)
+    incoming_hp = jnp.maximum(switched.hp[side, 0] - loss, 0)
+    switched = switched.replace(hp=switched.hp.at[side, 0].set(incoming_hp))
+    switch_fainted = incoming_hp == 0
+    switched = _select(switch_fainted, _faint(switched, side), switched)
+    switch_draws = _select(switch_fainted, switch_draws, _each_event(switch_draws, switched))  # Update after runSwitch
+    moved, move_draws, foe_fainted, user_fainted = _move_action(
         draws, state, side, jnp.clip(action, 0, NUM_MOVE_SLOTS - 1), run & ~is_switch, tables
     )
-    # a faint asks for the replacement before the Update
-    moved = _select(fainted, _faint(moved, 1 - side), moved)
-    move_draws = _select(fainted, move_draws, _each_event(move_draws, moved))
+    # a faint asks for the replacement before the Update (at most one: burn and poison do not hurt
+    # a user whose move felled its target)
+    moved = _select(foe_fainted, _faint(moved, 1 - side), moved)
+    moved = _select(user_fainted, _faint(moved, side), moved)
+    move_fainted = foe_fainted | user_fainted
+    move_draws = _select(move_fainted, move_draws, _each_event(move_draws, moved))
     after = _select(is_switch, (switched, switch_draws), (moved, move_draws))
     state, draws = _select(run, after, (state, draws))
-    return state, draws, run & (is_switch | ~fainted)
+    return state, draws, run & ~jnp.where(is_switch, switch_fainted, move_fainted)
 
 
 def _end_turn(state: BattleState, run: jax.Array) -> BattleState:
@@ -276,8 +359,9 @@ def _full_turn(
     first = jnp.where(p1_first, 0, 1)
     state, draws, goes_on = _run_action(draws, state, first, actions[first], jnp.bool_(True), tables)
     state, draws, goes_on = _run_action(draws, state, 1 - first, actions[1 - first], goes_on, tables)
-    # the residual action (nothing to do in plain battles but its Update), then endTurn
-    draws = _select(goes_on, _each_event(draws, state), draws)
+    # the residual action (updateSpeed, no residual effects yet, its Update), then endTurn
+    residual = _update_speeds(state)
+    state, draws = _select(goes_on, (residual, _each_event(draws, residual)), (state, draws))
     return _end_turn(state, goes_on), draws
 
 
@@ -285,7 +369,7 @@ def _forced_switch(
     draws: prng.Draws, state: BattleState, actions: jax.Array, tables: Tables
 ) -> tuple[BattleState, prng.Draws]:
     side = jnp.where(state.request[0] == REQUEST_SWITCH, 0, 1)
-    state, draws, goes_on = _run_action(draws, state, side, actions[side], jnp.bool_(True), tables)
+    state, draws, goes_on = _run_action(draws, state, side, actions[side], jnp.bool_(True), tables, replacement=True)
     # In Gen 1 a faint ends the turn: Showdown drops the rest of the queue (the residual included),
     # so the replacement's switch-in is followed directly by endTurn.
     return _end_turn(state, goes_on), draws
@@ -294,6 +378,7 @@ def _forced_switch(
 def step(kind: str, state: BattleState, actions: jax.Array, tables: Tables) -> BattleState:
     """Both sides' choices (int32[2]; ignored for a side that waits), as Showdown's makeChoices."""
     draws = prng.prefetch(kind, state.rng, STEP_DRAWS)
+    state = _update_speeds(state)  # commitChoices
     both_move = (state.request[0] == REQUEST_MOVE) & (state.request[1] == REQUEST_MOVE)
     after, draws = _select(
         both_move, _full_turn(draws, state, actions, tables), _forced_switch(draws, state, actions, tables)

@@ -1,12 +1,12 @@
-"""PokeJAX as a gymnax-style environment: the agent plays p1 of a Gen 1 plain battle against a
+"""PokeJAX as a gymnax-style environment: the agent plays p1 of a Gen 1 battle against a
 uniformly random opponent.
 
     env = PokeJaxEnv()
     obs, state = env.reset(key, env.default_params)
     obs, state, reward, done, info = env.step(key, state, action, env.default_params)  # auto-resets
 
-Teams: both sides draw a "plain" team (battle.py's scope) from the reset key: six distinct species,
-levels 50-100, random DVs and stat experience, four distinct PLAIN_MOVES each. The battle's
+Teams: both sides draw a team within battle.py's scope from the reset key: six distinct species,
+levels 50-100, random DVs and stat experience, four distinct SUPPORTED_MOVES each. The battle's
 Showdown seed is drawn from the key too: `teams(key)` gives the seed and both teams, and
 info["opponent_actions"] the opponent's choices, so that any episode can be replayed on Showdown.
 
@@ -70,7 +70,7 @@ def _distinct(bits: jax.Array, population: int, count: int) -> jax.Array:
     return pool[:count]
 
 
-def random_plain_team(key: jax.Array, plain_moves: jax.Array, level_range: tuple[int, int]) -> tuple:
+def random_team(key: jax.Array, move_pool: jax.Array, level_range: tuple[int, int]) -> tuple:
     """(species[6], level[6], moves[6, 4], ivs[6, 5], evs[6, 5]) for one side, from one batch of
     random words (jax.random.permutation sorts, and made resets 20x slower than a battle step)."""
     n, m = jb.TEAM_SIZE, jb.NUM_MOVE_SLOTS
@@ -81,8 +81,8 @@ def random_plain_team(key: jax.Array, plain_moves: jax.Array, level_range: tuple
     species = _distinct(species_bits, NUM_SPECIES, n) + 1
     low, high = level_range
     level = low + (level_bits % jnp.uint32(high - low + 1)).astype(jnp.int32)
-    pick = jax.vmap(lambda b: _distinct(b, plain_moves.shape[0], m))
-    moves = plain_moves[pick(move_bits.reshape(n, m))]
+    pick = jax.vmap(lambda b: _distinct(b, move_pool.shape[0], m))
+    moves = move_pool[pick(move_bits.reshape(n, m))]
     ivs = (iv_bits.reshape(n, 5) % 16).astype(jnp.int32) * 2
     evs = (ev_bits.reshape(n, 5) % 256).astype(jnp.int32)
     return species, level, moves, ivs, evs
@@ -101,7 +101,7 @@ class PokeJaxEnv:
         self.kind = kind
         self.tables = jb.Tables.load()
         t = gen1_tables()
-        self.plain_moves = jnp.asarray([t.move_index(m) for m in jb.PLAIN_MOVES], dtype=jnp.int32)
+        self.move_pool = jnp.asarray([t.move_index(m) for m in jb.SUPPORTED_MOVES], dtype=jnp.int32)
         self.num_actions = jb.NUM_ACTIONS
         self.observation_shape = (OBS_SIZE,)
 
@@ -115,7 +115,7 @@ class PokeJaxEnv:
         """(seed, species, level, moves, ivs, evs) of the battle that `reset(key)` starts, each
         with a leading side axis (seed aside): what Showdown needs to play the same battle."""
         seed_key, p1_key, p2_key = jax.random.split(key, 3)
-        teams = [random_plain_team(k, self.plain_moves, params.level_range) for k in (p1_key, p2_key)]
+        teams = [random_team(k, self.move_pool, params.level_range) for k in (p1_key, p2_key)]
         species, level, moves, ivs, evs = (jnp.stack(parts).astype(jnp.int32) for parts in zip(*teams, strict=True))
         # sodium: 16 random bytes, as Showdown generates its seeds (the other 16 are zero)
         words = jax.random.bits(seed_key, (4,), jnp.uint32)

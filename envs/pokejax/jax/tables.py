@@ -20,6 +20,9 @@ NUM_MOVES = 165
 STAT_NAMES = ("hp", "atk", "def", "spa", "spe")
 CATEGORIES = ("Physical", "Special", "Status")
 ALWAYS_HITS = 255  # accuracy sentinel for Showdown's `accuracy: true`
+# Statuses as the battle state stores them (0 = none); like Showdown, a Pokemon that faints has
+# status "fnt" until it leaves the field.
+STATUSES = ("", "par", "fnt", "brn", "psn")
 # Showdown's Gen 1 Bide is typeless ("???"): an extra type, neutral against everything.
 TYPELESS = "???"
 
@@ -38,6 +41,10 @@ class Gen1Tables:
     move_category: np.ndarray  # int32 [166], index into CATEGORIES
     move_priority: np.ndarray  # int32 [166]
     move_crit_ratio: np.ndarray  # int32 [166]; 2 for the high-crit moves
+    move_status: np.ndarray  # int32 [166]: the status a status move inflicts (index into STATUSES)
+    move_secondary_status: np.ndarray  # int32 [166]: a damaging move's secondary status
+    move_secondary_chance: np.ndarray  # int32 [166]: its chance in percent (0: none)
+    move_ignores_immunity: np.ndarray  # bool [166]: type immunity skipped (Showdown's ignoreImmunity)
     type_chart_x2: np.ndarray  # int32 [16, 16] attacking x defending, effectiveness times 2 (0, 1, 2, 4)
 
     def species_index(self, species_id: str) -> int:
@@ -45,6 +52,14 @@ class Gen1Tables:
 
     def move_index(self, move_id: str) -> int:
         return self.move_ids.index(move_id)
+
+
+def _status_index(status: str | None) -> int:
+    """The engine's index of a status; statuses it does not model yet map to -1 (tests keep the
+    moves that inflict them out of the battles they play)."""
+    if not status:
+        return 0
+    return STATUSES.index(status) if status in STATUSES else -1
 
 
 @functools.cache
@@ -93,5 +108,12 @@ def gen1_tables() -> Gen1Tables:
         move_category=column(lambda m: CATEGORIES.index(m["category"])),
         move_priority=column(lambda m: m["priority"]),
         move_crit_ratio=column(lambda m: m["critRatio"]),
+        move_status=column(lambda m: _status_index(m["status"])),
+        move_secondary_status=column(lambda m: _status_index((m["secondary"] or {}).get("status"))),
+        move_secondary_chance=column(lambda m: (m["secondary"] or {}).get("chance") or 0),
+        # useMoveInner: an unset ignoreImmunity becomes true for status moves
+        move_ignores_immunity=column(
+            lambda m: m["ignoreImmunity"] is True or (m["ignoreImmunity"] is None and m["category"] == "Status")
+        ).astype(bool),
         type_chart_x2=chart,
     )

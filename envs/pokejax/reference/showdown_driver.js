@@ -295,6 +295,7 @@ function gen1Data() {
 			secondary: m.secondary ? {chance: m.secondary.chance, status: m.secondary.status || null,
 				volatileStatus: m.secondary.volatileStatus || null, boosts: m.secondary.boosts || null} : null,
 			ohko: !!m.ohko, damage: m.damage === undefined ? null : m.damage,
+			ignoreImmunity: m.ignoreImmunity === undefined ? null : m.ignoreImmunity,
 			flags: Object.keys(m.flags).sort(),
 		}));
 	const types = dex.types.all().filter(t => !t.isNonstandard).map(t => t.name).sort();

@@ -1,4 +1,4 @@
-"""L3: 100 plain battles, Showdown against the JAX engine, equal after every decision
+"""L3: 100 battles of the supported moves (damage-only and paralysis moves), Showdown against the JAX engine, equal after every decision
 (envs/pokejax/l3_battles.py says what is compared and how each battle is made)."""
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ CHUNK = 25
 
 @POKEJAX.covers("battle")
 @pytest.mark.parametrize("first", range(0, BATTLES, CHUNK))
-def test_plain_battles_equal_showdown(showdown, first):
+def test_battles_equal_showdown(showdown, first):
     outcomes = [l3_battles.play(showdown, i) for i in range(first, first + CHUNK)]
     finished = [o for o in outcomes if o["winner"] in ("p1", "p2")]
     # the comparison only means something if battles are played to their end
