@@ -7,8 +7,8 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from envs.pokejax.jax import stats
-from envs.pokejax.jax.tables import ALWAYS_HITS, NUM_MOVES, NUM_SPECIES, STAT_NAMES, gen1_tables
+from envs.pokejax.jax import battle, stats
+from envs.pokejax.jax.tables import ALWAYS_HITS, NUM_MOVES, NUM_SPECIES, STAT_NAMES, STATUSES, gen1_tables
 from envs.pokejax.tests.components import POKEJAX
 
 SHOWDOWN_STATS = ("atk", "def", "spa", "spe")
@@ -41,6 +41,12 @@ def test_tables_hold_gen1_as_published():
     assert t.move_accuracy[swift] == ALWAYS_HITS
     assert t.move_crit_ratio[t.move_index("slash")] == 2 and t.move_priority[t.move_index("quickattack")] == 1
     assert t.move_ids[NUM_MOVES] == "struggle" and len(t.species_ids) == NUM_SPECIES + 1
+    # the battle engine's constants that name rows of these tables
+    assert battle.POISON_TYPE == t.types.index("Poison")
+    assert [STATUSES[i] for i in (battle.PAR, battle.FNT, battle.BRN, battle.PSN)] == ["par", "fnt", "brn", "psn"]
+    assert t.move_status[t.move_index("thunderwave")] == battle.PAR and t.move_status[t.move_index("poisongas")] == battle.PSN
+    assert t.move_secondary_chance[t.move_index("bodyslam")] == 30  # Gen 1 Body Slam: 30% paralysis
+    assert t.move_ignores_immunity[t.move_index("glare")] and not t.move_ignores_immunity[t.move_index("thunderwave")]
 
 
 sets = st.lists(
