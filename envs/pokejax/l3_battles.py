@@ -1,11 +1,12 @@
 """L3 for PokeJAX: battles played on Showdown and on the JAX engine from the same seed and the same
 random legal choices, compared after every decision: the PRNG state, the turn, every Pokemon's
-species (in Showdown's current team order), HP, PP, status and modified speed, the legal actions,
+species (in Showdown's current team order), HP, PP, status (and sleep counter), modified speed, the
+legal actions,
 the end and the winner.
 
 Battles are within jax/battle.py's scope: two teams of six random species with random levels
 (50-100), DVs and stat experience, each knowing four random SUPPORTED_MOVES (damage-only moves and
-the paralysis moves); every third battle is a
+the status moves); every third battle is a
 mirror match (both sides the same team), where every speed ties and every tie-breaking draw is
 exercised. Battle i uses Showdown seed `battle_seed(i)` (sodium for even i, gen5 for odd) and
 NumPy's default_rng(i) for its teams and choices, so one number reproduces it:
@@ -114,6 +115,11 @@ def compare(snap: dict[str, Any], state: jb.BattleState, kind: str) -> list[str]
             status = STATUSES[int(state.status[side, slot])]
             if p["status"] != status:
                 diffs.append(f"{where} ({ours_species}) status: showdown {p['status']!r} jax {status!r}")
+            if p["status"] == "slp" and p["statusState"].get("time") != int(state.sleep_turns[side, slot]):
+                diffs.append(
+                    f"{where} ({ours_species}) sleep turns: showdown {p['statusState'].get('time')} "
+                    f"jax {int(state.sleep_turns[side, slot])}"
+                )
             speed = int(state.modified[side, slot, jb.SPE])
             if p["modifiedStats"]["spe"] != speed:
                 diffs.append(

@@ -5,8 +5,9 @@ forced switches, battle end; damaging moves whose whole effect is their damage (
 accuracy, the speed-based crit, the damage formula with STAB and Gen 1's per-type effectiveness,
 the damage roll, immunities, priority, PP); paralysis (PARALYSIS_MOVES: Thunder Wave, Stun Spore
 and Glare, and the damaging moves with a paralysis chance; full paralysis, the speed drop on the
-modified stat, Showdown's cached speeds). Other statuses, volatiles, boosts and the special moves
-come next.
+modified stat, Showdown's cached speeds); burn and poison (BURN_POISON_MOVES); sleep and freeze
+(SLEEP_FREEZE_MOVES: Gen 1's "Fight" button, which runs the side's lastSelectedMove, the sleep
+counter, thawing by fire). Toxic, volatiles, boosts and the special moves come next.
 
 Showdown's side.pokemon is kept in Showdown's own order, which a switch changes by swapping the
 active Pokemon (slot 0) with the one switched in: "switch N" means slot N-1 of that order, and the
@@ -19,6 +20,9 @@ The PRNG is consumed exactly as Showdown consumes it, including the draws that d
    one random(0, 2) when the two active Pokemon's cached speeds tie;
  - inserting the second runSwitch at the start of the battle: one random(0, 2) on a speed tie;
  - then each move's accuracy, crit and damage rolls (damage.py).
+A sleeping or frozen Pokemon's side chooses "Fight" (action 0), which runs the side's
+lastSelectedMove: its priority orders the turn, and a Pokemon thawed earlier in the turn uses it
+(Showdown's "nomove" stand-in if the side never selected one).
 An action that ends in a faint asks the fainted side for a switch before its Update, and ends the
 turn: after the replacement switches in (with its two Updates), the next turn starts with no
 residual.
@@ -41,7 +45,10 @@ NUM_ACTIONS = NUM_MOVE_SLOTS + TEAM_SIZE - 1
 REQUEST_MOVE, REQUEST_SWITCH, REQUEST_WAIT, REQUEST_NONE = 0, 1, 2, 3
 NO_WINNER, P1_WINS, P2_WINS = -1, 0, 1
 ORDER_SWITCH, ORDER_MOVE = 103, 200
-PAR, FNT, BRN, PSN = 1, 2, 3, 4  # tables.STATUSES
+PAR, FNT, BRN, PSN, SLP, FRZ = 1, 2, 3, 4, 5, 6  # tables.STATUSES
+# Showdown's "nomove": what a Pokemon thawed before its action uses when its side never selected a
+# move (a 102-power typeless special move with 100 * 81 / 256 % accuracy, Fissure's animation)
+NOMOVE_POWER, NOMOVE_ACCURACY_THRESHOLD = 102, 80
 POISON_TYPE = 11  # tables.TYPES.index("Poison"), checked by a test
 FULL_PARALYSIS_CHANCE = 63  # out of 256, Showdown's gen1 par onBeforeMove
 # The most draws one step can make: the action-order tie (1), BeforeTurn and its Update (2), two
@@ -61,7 +68,9 @@ PLAIN_MOVES = (
 PARALYSIS_MOVES = "thunderwave stunspore glare bodyslam thunderbolt thunderpunch thundershock thunder lick".split()
 # Burn and poison: the damaging moves with a chance, and the poison status moves.
 BURN_POISON_MOVES = "ember firepunch flamethrower fireblast poisonsting sludge smog poisonpowder poisongas".split()
-SUPPORTED_MOVES = PLAIN_MOVES + PARALYSIS_MOVES + BURN_POISON_MOVES
+# Sleep (the five sleep moves) and freeze (the ice moves with a chance; fire moves thaw).
+SLEEP_FREEZE_MOVES = "sleeppowder hypnosis sing lovelykiss spore icebeam blizzard icepunch".split()
+SUPPORTED_MOVES = PLAIN_MOVES + PARALYSIS_MOVES + BURN_POISON_MOVES + SLEEP_FREEZE_MOVES
 
 
 @struct.dataclass
@@ -103,6 +112,9 @@ class BattleState:
     moves: jax.Array  # int32[2, 6, 4], move numbers, 0 = empty slot
     pp: jax.Array  # int32[2, 6, 4]
     status: jax.Array  # int32[2, 6], index into tables.STATUSES (0 = healthy)
+    sleep_turns: jax.Array  # int32[2, 6], Showdown's slp statusState.time
+    last_move: jax.Array  # int32[2], side.lastSelectedMove (0 = "nomove"): what "Fight" runs
+    last_slot: jax.Array  # int32[2], side.lastSelectedMoveSlot: the slot whose PP a move spends
     request: jax.Array  # int32[2], REQUEST_*
     winner: jax.Array  # int32, NO_WINNER until the battle ends
     ended: jax.Array  # bool
@@ -155,6 +167,9 @@ def new_battle(
         moves=moves,
         pp=pp,
         status=jnp.zeros_like(species),
+        sleep_turns=jnp.zeros_like(species),
+        last_move=jnp.zeros(NUM_SIDES, dtype=jnp.int32),
+        last_slot=jnp.zeros(NUM_SIDES, dtype=jnp.int32),
         request=jnp.full(NUM_SIDES, REQUEST_MOVE, dtype=jnp.int32),
         winner=jnp.int32(NO_WINNER),
         ended=jnp.bool_(False),
@@ -176,6 +191,9 @@ def legal_actions(state: BattleState) -> jax.Array:
     """bool[2, 9]: what each side's current request allows (nothing for a side that waits)."""
     alive_bench = state.hp[:, 1:] > 0
     usable_moves = (state.moves[:, 0] > 0) & (state.pp[:, 0] > 0)
+    # Gen 1: a sleeping or frozen Pokemon only has the "Fight" button (move 1)
+    helpless = (state.status[:, 0] == SLP) | (state.status[:, 0] == FRZ)
+    usable_moves = jnp.where(helpless[:, None], jnp.arange(NUM_MOVE_SLOTS) == 0, usable_moves)
     moves_ok = (state.request == REQUEST_MOVE)[:, None] & usable_moves
     switches_ok = ((state.request == REQUEST_MOVE) | (state.request == REQUEST_SWITCH))[:, None] & alive_bench
     return jnp.concatenate([moves_ok, switches_ok], axis=1)
@@ -196,40 +214,50 @@ def _swap_in(state: BattleState, side: jax.Array, slot: jax.Array) -> BattleStat
     # a fainted Pokemon leaving the field loses its "fnt" status (switchIn)
     leaving_status = state.status[side, 0]
     state = state.replace(status=state.status.at[side, 0].set(jnp.where(leaving_status == FNT, 0, leaving_status)))
-    fields = ("species", "level", "types", "hp", "stats", "modified", "speed", "moves", "pp", "status")
+    fields = ("species", "level", "types", "hp", "stats", "modified", "speed", "moves", "pp", "status", "sleep_turns")
     return state.replace(**{name: swap(getattr(state, name)) for name in fields})
 
 
 def _move_action(
-    draws: prng.Draws, state: BattleState, side: jax.Array, slot: jax.Array, run: jax.Array, tables: Tables
-) -> tuple[BattleState, prng.Draws, jax.Array]:
-    """Side `side` uses move slot `slot` on the foe's active Pokemon, if `run`; returns the state,
-    the draws, whether the target fainted and whether the user fainted (burn or poison)."""
+    draws: prng.Draws, state: BattleState, side: jax.Array, run: jax.Array, tables: Tables
+) -> tuple[BattleState, prng.Draws, jax.Array, jax.Array]:
+    """Side `side` uses its move on the foe's active Pokemon, if `run`; returns the state, the
+    draws, whether the target fainted and whether the user fainted (burn or poison)."""
     foe = 1 - side
-    move = state.moves[side, 0, slot]
-    move_type = tables.move_type[move]
+    # the move is the side's lastSelectedMove (set when the choice was committed), its PP comes
+    # from the slot lastSelectedMoveSlot; "nomove" (0) is Showdown's stand-in, see NOMOVE_*
+    move, slot = state.last_move[side], state.last_slot[side]
+    nomove = move == 0
+    move_type = jnp.where(nomove, dmg.TYPELESS, tables.move_type[move])
+    category = jnp.where(nomove, dmg.SPECIAL, tables.move_category[move])
+    power = jnp.where(nomove, NOMOVE_POWER, tables.move_power[move])
+    crit_ratio = jnp.where(nomove, 1, tables.move_crit_ratio[move])
     user_types, target_types = state.types[side, 0], state.types[foe, 0]
-    status_move = tables.move_category[move] == dmg.STATUS
-    # BeforeMove: a paralysed Pokemon is fully paralysed with 63/256 and does nothing, PP included
-    draws, fully_paralysed = prng.take_chance(draws, FULL_PARALYSIS_CHANCE, 256, run & (state.status[side, 0] == PAR))
-    acts = run & ~fully_paralysed
+    status_move = category == dmg.STATUS
+    user_status = state.status[side, 0]
+    # BeforeMove: frozen or asleep, the Pokemon does nothing (a sleeper counts a turn down, and
+    # wakes, still idle, when it reaches 0); paralysed, it is fully paralysed with 63/256
+    asleep = run & (user_status == SLP)
+    sleep_left = jnp.where(asleep, state.sleep_turns[side, 0] - 1, state.sleep_turns[side, 0])
+    draws, fully_paralysed = prng.take_chance(draws, FULL_PARALYSIS_CHANCE, 256, run & (user_status == PAR))
+    acts = run & ~fully_paralysed & (user_status != SLP) & (user_status != FRZ)
     # runImmunity comes before the accuracy check and draws nothing; status moves skip it unless
     # they say otherwise (Thunder Wave does not)
     immune = ~tables.move_ignores_immunity[move] & dmg.is_immune(tables.type_chart_x2, move_type, target_types)
-    draws, hit = dmg.roll_accuracy(draws, tables.move_accuracy[move], acts & ~immune)
+    accuracy = jnp.where(nomove, 0, tables.move_accuracy[move])
+    threshold = jnp.where(nomove, NOMOVE_ACCURACY_THRESHOLD, dmg.accuracy_threshold(accuracy))
+    draws, hit = dmg.roll_accuracy(draws, accuracy, acts & ~immune, threshold)
     damaging_hit = hit & ~status_move
 
-    crit_threshold = dmg.crit_chance(
-        tables.base_stats[state.species[side, 0], SPE], tables.move_crit_ratio[move], jnp.bool_(False)
-    )
+    crit_threshold = dmg.crit_chance(tables.base_stats[state.species[side, 0], SPE], crit_ratio, jnp.bool_(False))
     draws, crit = dmg.chance_if(draws, damaging_hit & (crit_threshold > 0), crit_threshold)
-    special = tables.move_category[move] == dmg.SPECIAL
+    special = category == dmg.SPECIAL
     attack_column = jnp.where(special, SPC, ATK)
     defense_column = jnp.where(special, SPC, DEF)
     # a crit reads the stored stats, ignoring stage changes (and screens)
     attack = jnp.where(crit, state.stats[side, 0, attack_column], state.modified[side, 0, attack_column])
     defense = jnp.where(crit, state.stats[foe, 0, defense_column], state.modified[foe, 0, defense_column])
-    amount = dmg.base_damage(state.level[side, 0], tables.move_power[move], attack, defense, crit)
+    amount = dmg.base_damage(state.level[side, 0], power, attack, defense, crit)
     amount = dmg.apply_stab_and_types(amount, tables.type_chart_x2, move_type, user_types, target_types)
     draws, amount = dmg.roll_damage(draws, amount, damaging_hit)
     dealt = jnp.where(damaging_hit, jnp.minimum(amount, state.hp[foe, 0]), 0)
@@ -237,10 +265,10 @@ def _move_action(
 
     # A damaging move's secondary status rolls ceil(chance * 256 / 100) out of 256 when the target
     # is still standing, except that par/brn/frz never roll against a target of the move's type.
-    secondary_status = tables.move_secondary_status[move]
-    chance = tables.move_secondary_chance[move]
+    secondary_status = jnp.where(nomove, 0, tables.move_secondary_status[move])
+    chance = jnp.where(nomove, 0, tables.move_secondary_chance[move])
     shares_type = (target_types[0] == move_type) | (target_types[1] == move_type)
-    type_blocked = ((secondary_status == PAR) | (secondary_status == BRN)) & shares_type
+    type_blocked = ((secondary_status == PAR) | (secondary_status == BRN) | (secondary_status == FRZ)) & shares_type
     rolls = damaging_hit & (target_hp > 0) & (chance > 0) & ~type_blocked
     draws, secondary_lands = prng.take_chance(draws, (chance * 256 + 99) // 100, 256, rolls)
     inflicted = jnp.where(hit & status_move, tables.move_status[move], jnp.where(secondary_lands, secondary_status, 0))
@@ -249,6 +277,12 @@ def _move_action(
     poison_immune = (inflicted == PSN) & ((target_types[0] == POISON_TYPE) | (target_types[1] == POISON_TYPE))
     lands = (inflicted > 0) & (state.status[foe, 0] == 0) & (target_hp > 0) & ~poison_immune
     target_status = jnp.where(lands, inflicted, state.status[foe, 0])
+    # sleep's onStart draws its length, 1-7 turns
+    draws, sleep_length = prng.take_range(draws, 1, 8, lands & (inflicted == SLP))
+    target_sleep = jnp.where(lands & (inflicted == SLP), sleep_length, state.sleep_turns[foe, 0])
+    # AfterMoveSecondary: a frozen target hit by a move whose secondary is a burn thaws
+    thaws = damaging_hit & (target_hp > 0) & (state.status[foe, 0] == FRZ) & (secondary_status == BRN)
+    target_status = jnp.where(thaws, 0, target_status)
     # Gen 1 applies the paralysis speed drop and the burn attack drop to the modified stats
     modified = state.modified[foe, 0]
     paralysed_speed = jnp.maximum(modified[SPE] // 4, 1)
@@ -260,10 +294,13 @@ def _move_action(
     hurts = run & (target_hp > 0) & ((state.status[side, 0] == BRN) | (state.status[side, 0] == PSN))
     residual = jnp.maximum(state.stats[side, 0, HP] // 16, 1)
     user_hp = jnp.where(hurts, jnp.maximum(user_hp - residual, 0), user_hp)
+    # AfterMoveSelf also ends sleep whose count reached 0 (it runs when BeforeMove stopped the move)
+    user_status = jnp.where(asleep & (sleep_left <= 0), 0, user_status)
     state = state.replace(
         hp=state.hp.at[foe, 0].set(target_hp).at[side, 0].set(user_hp),
         pp=state.pp.at[side, 0, slot].add(-acts.astype(jnp.int32)),
-        status=state.status.at[foe, 0].set(target_status),
+        status=state.status.at[foe, 0].set(target_status).at[side, 0].set(user_status),
+        sleep_turns=state.sleep_turns.at[foe, 0].set(target_sleep).at[side, 0].set(sleep_left),
         modified=state.modified.at[foe, 0].set(modified),
     )
     return state, draws, damaging_hit & (target_hp == 0), hurts & (user_hp == 0)
@@ -304,6 +341,8 @@ def _run_action(
     `replacement`: a switch that replaces a Pokemon fainted this turn."""
     is_switch = action >= NUM_MOVE_SLOTS
     switched = _swap_in(state, side, jnp.clip(action - NUM_MOVE_SLOTS + 1, 1, TEAM_SIZE - 1))
+    # Gen 1 runSwitch: the side's lastSelectedMoveSlot goes back to the first slot
+    switched = switched.replace(last_slot=switched.last_slot.at[side].set(0))
     switch_draws = _each_event(draws, switched)  # Update after the switch action
     # runSwitch: unless its side had a faint this turn, a burned or poisoned Pokemon coming in
     # loses 1/16 of its max HP (Showdown's Gen 1-2 AfterSwitchInSelf)
@@ -314,9 +353,7 @@ def _run_action(
     switch_fainted = incoming_hp == 0
     switched = _select(switch_fainted, _faint(switched, side), switched)
     switch_draws = _select(switch_fainted, switch_draws, _each_event(switch_draws, switched))  # Update after runSwitch
-    moved, move_draws, foe_fainted, user_fainted = _move_action(
-        draws, state, side, jnp.clip(action, 0, NUM_MOVE_SLOTS - 1), run & ~is_switch, tables
-    )
+    moved, move_draws, foe_fainted, user_fainted = _move_action(draws, state, side, run & ~is_switch, tables)
     # a faint asks for the replacement before the Update (at most one: burn and poison do not hurt
     # a user whose move felled its target)
     moved = _select(foe_fainted, _faint(moved, 1 - side), moved)
@@ -334,17 +371,32 @@ def _end_turn(state: BattleState, run: jax.Array) -> BattleState:
     return _select(run, ended_turn, state)
 
 
+def _commit_moves(state: BattleState, actions: jax.Array) -> BattleState:
+    """Gen 1's side.commitChoices: a chosen move becomes lastSelectedMove (and its slot
+    lastSelectedMoveSlot); "Fight" from a sleeping or frozen Pokemon changes neither, so it runs
+    whatever its side last selected."""
+    chose_move = (actions < NUM_MOVE_SLOTS) & (state.request == REQUEST_MOVE)
+    helpless = (state.status[:, 0] == SLP) | (state.status[:, 0] == FRZ)
+    selects = chose_move & ~helpless
+    slot = jnp.clip(actions, 0, NUM_MOVE_SLOTS - 1)
+    chosen = jnp.take_along_axis(state.moves[:, 0], slot[:, None], axis=1)[:, 0]
+    return state.replace(
+        last_move=jnp.where(selects, chosen, state.last_move),
+        last_slot=jnp.where(selects, slot, state.last_slot),
+    )
+
+
 def _action_key(state: BattleState, side: int, action: jax.Array, tables: Tables) -> tuple:
     is_switch = action >= NUM_MOVE_SLOTS
-    move = state.moves[side, 0, jnp.clip(action, 0, NUM_MOVE_SLOTS - 1)]
     order = jnp.where(is_switch, ORDER_SWITCH, ORDER_MOVE)
-    priority = jnp.where(is_switch, 0, tables.move_priority[move])
+    priority = jnp.where(is_switch, 0, tables.move_priority[state.last_move[side]])
     return order, priority, state.speed[side, 0]
 
 
 def _full_turn(
     draws: prng.Draws, state: BattleState, actions: jax.Array, tables: Tables
 ) -> tuple[BattleState, prng.Draws]:
+    state = _commit_moves(state, actions)
     (order0, priority0, speed0), (order1, priority1, speed1) = (
         _action_key(state, side, actions[side], tables) for side in range(NUM_SIDES)
     )

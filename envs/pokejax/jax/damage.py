@@ -36,11 +36,14 @@ def accuracy_threshold(accuracy: jax.Array) -> jax.Array:
     return jnp.clip(threshold, 1, 255)
 
 
-def roll_accuracy(draws: prng.Draws, accuracy: jax.Array, attempted: jax.Array) -> tuple[prng.Draws, jax.Array]:
+def roll_accuracy(
+    draws: prng.Draws, accuracy: jax.Array, attempted: jax.Array, threshold: jax.Array | None = None
+) -> tuple[prng.Draws, jax.Array]:
     """(draws, hit) of a move that reached its accuracy check (`attempted`); moves with accuracy
-    `true` (ALWAYS_HITS) draw nothing and hit."""
+    `true` (ALWAYS_HITS) draw nothing and hit. `threshold` overrides accuracy_threshold(accuracy)."""
     never_misses = accuracy == ALWAYS_HITS
-    draws, hit = chance_if(draws, attempted & ~never_misses, accuracy_threshold(accuracy))
+    threshold = accuracy_threshold(accuracy) if threshold is None else threshold
+    draws, hit = chance_if(draws, attempted & ~never_misses, threshold)
     return draws, attempted & (never_misses | hit)
 
 

@@ -22,7 +22,7 @@ CATEGORIES = ("Physical", "Special", "Status")
 ALWAYS_HITS = 255  # accuracy sentinel for Showdown's `accuracy: true`
 # Statuses as the battle state stores them (0 = none); like Showdown, a Pokemon that faints has
 # status "fnt" until it leaves the field.
-STATUSES = ("", "par", "fnt", "brn", "psn")
+STATUSES = ("", "par", "fnt", "brn", "psn", "slp", "frz")
 # Showdown's Gen 1 Bide is typeless ("???"): an extra type, neutral against everything.
 TYPELESS = "???"
 
