@@ -6,7 +6,8 @@
 
 What is measured: random-action decisions per second (a decision is one side's choice; both sides
 play uniformly random legal choices) in the battles the engine covers today (jax/battle.py):
-teams of six random species knowing four random SUPPORTED_MOVES, as l3_battles.py makes them. The same teams are given to Showdown, so both sides of every ratio play the same game.
+teams of six random species knowing four random SUPPORTED_MOVES, as l3_battles.py makes them.
+The same teams are given to Showdown, so both sides of every ratio play the same game.
 
   Showdown in-process   the fastest honest way to run Showdown: one Node process plays whole
                         battles in a loop (showdown_driver.js play_random), no IPC per decision
@@ -81,8 +82,8 @@ def showdown_in_process(seconds: float) -> dict:
 
 def showdown_via_python(seconds: float) -> float:
     """Decisions/s through the Python adapter: one choose() round trip per decision pair."""
-    from envs.pokejax.l3_battles import choice_string, showdown_legal
     from envs.pokejax.reference.showdown import Showdown
+    from envs.pokejax.showdown_io import choice_string, showdown_legal
 
     teams = _team_pairs(20)
     rng = np.random.default_rng(0)

@@ -31,6 +31,7 @@ from .jax import battle as jb
 from .jax import prng
 from .jax.env import OBS_SIZE, EnvParams, PokeJaxEnv, encode_observation, random_legal_action
 from .jax.tables import gen1_tables
+from .showdown_io import choice_string, showdown_legal, showdown_sets
 
 ILLEGAL_ACTION_MODES = ("raise", "lose")
 
@@ -132,26 +133,6 @@ class PokeJaxGymEnv(_PokeEnvBase):
         )
 
 
-def _team_sets(species, level, moves, ivs, evs) -> list[dict[str, Any]]:
-    t = gen1_tables()
-    names = ("hp", "atk", "def", "spa", "spe")
-    sets = []
-    for i in range(species.shape[0]):
-        iv = dict(zip(names, ivs[i].tolist(), strict=True))
-        ev = dict(zip(names, evs[i].tolist(), strict=True))
-        iv["spd"], ev["spd"] = iv["spa"], ev["spa"]
-        sets.append(
-            {
-                "species": t.species_ids[species[i]],
-                "level": int(level[i]),
-                "ivs": iv,
-                "evs": ev,
-                "moves": [t.move_ids[m] for m in moves[i] if m],
-            }
-        )
-    return sets
-
-
 class PokeShowdownGymEnv(_PokeEnvBase):
     """envport/PokeShowdown-v0: the same battles on Pokemon Showdown (one Node process per env)."""
 
@@ -166,8 +147,6 @@ class PokeShowdownGymEnv(_PokeEnvBase):
         self._count = 0
 
     def _observe(self, snap: dict[str, Any]) -> np.ndarray:
-        from .l3_battles import showdown_legal
-
         t = gen1_tables()
         sides = snap["state"]["sides"]
         hp = np.array([[p["hp"] for p in side["pokemon"]] for side in sides])
@@ -202,14 +181,12 @@ class PokeShowdownGymEnv(_PokeEnvBase):
             self._battle,
             "gen1customgame",
             prng.format_seed(self.kind, seed_words),
-            {"team": _team_sets(species[0], level[0], moves[0], ivs[0], evs[0])},
-            {"team": _team_sets(species[1], level[1], moves[1], ivs[1], evs[1])},
+            {"team": showdown_sets(species[0], level[0], moves[0], ivs[0], evs[0])},
+            {"team": showdown_sets(species[1], level[1], moves[1], ivs[1], evs[1])},
         )
         return self._observe(snap), {"legal_mask": self._mask.copy()}
 
     def step(self, action: Any):
-        from .l3_battles import choice_string, showdown_legal
-
         value, legal = self._check(action)
         # the same keys the JAX env splits its step key into, for the same opponent choices
         turn_key, switch_key, _ = jax.random.split(self._next_key(), 3)

@@ -27,8 +27,9 @@ import numpy as np
 
 from envs.pokejax.jax import battle as jb
 from envs.pokejax.jax import prng
-from envs.pokejax.jax.tables import STAT_NAMES, STATUSES, gen1_tables
+from envs.pokejax.jax.tables import STATUSES, gen1_tables
 from envs.pokejax.reference.showdown import Showdown
+from envs.pokejax.showdown_io import choice_string, showdown_legal, showdown_sets
 
 FORMAT = "gen1customgame"
 
@@ -42,22 +43,7 @@ class Team:
     evs: np.ndarray  # [6, 5]
 
     def showdown_sets(self) -> list[dict[str, Any]]:
-        t = gen1_tables()
-        sets = []
-        for i in range(len(self.species)):
-            ivs = dict(zip(STAT_NAMES, self.ivs[i].tolist(), strict=True))
-            evs = dict(zip(STAT_NAMES, self.evs[i].tolist(), strict=True))
-            ivs["spd"], evs["spd"] = ivs["spa"], evs["spa"]
-            sets.append(
-                {
-                    "species": t.species_ids[self.species[i]],
-                    "level": int(self.level[i]),
-                    "moves": [t.move_ids[m] for m in self.moves[i] if m],
-                    "ivs": ivs,
-                    "evs": evs,
-                }
-            )
-        return sets
+        return showdown_sets(self.species, self.level, self.moves, self.ivs, self.evs)
 
 
 def supported_team(rng: np.random.Generator) -> Team:
@@ -71,26 +57,6 @@ def supported_team(rng: np.random.Generator) -> Team:
         ivs=rng.integers(0, 16, size=(6, 5)) * 2,
         evs=rng.integers(0, 256, size=(6, 5)),
     )
-
-
-def showdown_legal(request: dict[str, Any] | None) -> np.ndarray:
-    """The 9 actions a Showdown request allows (moves 1-4, switches to slots 2-6)."""
-    legal = np.zeros(jb.NUM_ACTIONS, dtype=bool)
-    if request is None or request.get("wait"):
-        return legal
-    pokemon = request["side"]["pokemon"]
-    for i in range(1, len(pokemon)):
-        legal[jb.NUM_MOVE_SLOTS + i - 1] = not pokemon[i]["condition"].endswith(" fnt")
-    if not request.get("forceSwitch"):
-        for i, move in enumerate(request["active"][0]["moves"]):
-            legal[i] = not move.get("disabled") and move.get("pp", 1) > 0
-    return legal
-
-
-def choice_string(action: int) -> str:
-    if action < jb.NUM_MOVE_SLOTS:
-        return f"move {action + 1}"
-    return f"switch {action - jb.NUM_MOVE_SLOTS + 2}"
 
 
 def compare(snap: dict[str, Any], state: jb.BattleState, kind: str) -> list[str]:

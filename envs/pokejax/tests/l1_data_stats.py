@@ -45,7 +45,10 @@ def test_tables_hold_gen1_as_published():
     assert battle.POISON_TYPE == t.types.index("Poison")
     statuses = (battle.PAR, battle.FNT, battle.BRN, battle.PSN, battle.SLP, battle.FRZ)
     assert [STATUSES[i] for i in statuses] == ["par", "fnt", "brn", "psn", "slp", "frz"]
-    assert t.move_status[t.move_index("thunderwave")] == battle.PAR and t.move_status[t.move_index("poisongas")] == battle.PSN
+    assert (
+        t.move_status[t.move_index("thunderwave")] == battle.PAR
+        and t.move_status[t.move_index("poisongas")] == battle.PSN
+    )
     assert t.move_secondary_chance[t.move_index("bodyslam")] == 30  # Gen 1 Body Slam: 30% paralysis
     assert t.move_ignores_immunity[t.move_index("glare")] and not t.move_ignores_immunity[t.move_index("thunderwave")]
 
