@@ -30,28 +30,40 @@ def data_key() -> str:
     return digest.hexdigest()[:16]
 
 
-def data_path() -> Path:
-    """The generated JSON, generated on first use."""
-    path = cache_dir("pokejax") / f"gen1-data-{data_key()}.json"
+def showdown_data_path(name: str, command: str) -> Path:
+    """The JSON that the driver's `command` returns, generated once per pinned package and driver
+    into `cache_dir("pokejax")/<name>-<key>.json` (a file lock makes parallel processes ask once)."""
+    path = cache_dir("pokejax") / f"{name}-{data_key()}.json"
     if path.exists():
         return path
     with file_lock(path.with_suffix(".lock")):
         if not path.exists():
             with showdown.Showdown() as process:
-                data = process.gen1_data()
+                data = process.call(command)
             partial = path.with_suffix(".part")
-            partial.write_text(json.dumps(data, indent=1, sort_keys=True))
+            partial.write_text(json.dumps(data, indent=1))  # key order kept: the sets file's order is data
             partial.replace(path)
     return path
 
 
-@functools.cache
-def gen1_data() -> dict[str, Any]:
-    data = json.loads(data_path().read_text())
+def load_showdown_data(name: str, command: str) -> dict[str, Any]:
+    """showdown_data_path's JSON, refused if it was generated from another Showdown version."""
+    path = showdown_data_path(name, command)
+    data = json.loads(path.read_text())
     expected = showdown.pinned_version()
     if data.get("showdown") != expected:
-        raise RuntimeError(f"{data_path()} was generated from Showdown {data.get('showdown')}, not {expected}")
+        raise RuntimeError(f"{path} was generated from Showdown {data.get('showdown')}, not {expected}")
     return data
+
+
+def data_path() -> Path:
+    """The generated Gen 1 data, generated on first use."""
+    return showdown_data_path("gen1-data", "gen1_data")
+
+
+@functools.cache
+def gen1_data() -> dict[str, Any]:
+    return load_showdown_data("gen1-data", "gen1_data")
 
 
 def main() -> None:

@@ -41,8 +41,6 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-import json
-from pathlib import Path
 from typing import Any
 
 import jax
@@ -53,8 +51,6 @@ from flax import struct
 from envs.pokejax import gen_data
 from envs.pokejax.jax import prng
 from envs.pokejax.jax.tables import NUM_MOVES, NUM_SPECIES, gen1_tables
-from envs.pokejax.reference import showdown
-from shared.cache import cache_dir, file_lock
 
 TEAM_SIZE = 6
 MAX_MOVES = 4
@@ -76,28 +72,10 @@ SUBSTITUTE_STEP_EV = 4
 # -- data (host side) -----------------------------------------------------------------------------
 
 
-def data_path() -> Path:
-    """The driver's gen1_random_battle_data as JSON, generated once per pinned package and driver."""
-    path = cache_dir("pokejax") / f"gen1-random-battle-{gen_data.data_key()}.json"
-    if path.exists():
-        return path
-    with file_lock(path.with_suffix(".lock")):
-        if not path.exists():
-            with showdown.Showdown() as process:
-                data = process.gen1_random_battle_data()
-            partial = path.with_suffix(".part")
-            partial.write_text(json.dumps(data, indent=1))
-            partial.replace(path)
-    return path
-
-
 @functools.cache
 def random_battle_data() -> dict[str, Any]:
-    data = json.loads(data_path().read_text())
-    expected = showdown.pinned_version()
-    if data.get("showdown") != expected:
-        raise RuntimeError(f"{data_path()} was generated from Showdown {data.get('showdown')}, not {expected}")
-    return data
+    """The driver's gen1_random_battle_data, generated once per pinned package and driver."""
+    return gen_data.load_showdown_data("gen1-random-battle", "gen1_random_battle_data")
 
 
 @dataclasses.dataclass(frozen=True)
