@@ -94,11 +94,14 @@ class _PokeEnvBase(gymnasium.Env):
         info = {"legal_mask": np.zeros(jb.NUM_ACTIONS, bool), "illegal_action": True}
         return self._last_obs.copy(), reward, terminated, truncated, info
 
-    def _finish(self, won: bool, lost: bool) -> tuple[float, bool, bool]:
+    def _finish(self, won: bool, lost: bool, drawn: bool = False) -> tuple[float, bool, bool]:
+        """(reward, terminated, truncated); a drawn battle (both sides' last Pokemon fell together)
+        ends with reward 0."""
         self._decisions += 1
-        truncated = not (won or lost) and self._decisions >= self.params.max_decisions
-        self._done = won or lost or truncated
-        return (1.0 if won else -1.0 if lost else 0.0), won or lost, truncated
+        terminated = won or lost or drawn
+        truncated = not terminated and self._decisions >= self.params.max_decisions
+        self._done = terminated or truncated
+        return (1.0 if won else -1.0 if lost else 0.0), terminated, truncated
 
 
 class PokeJaxGymEnv(_PokeEnvBase):
@@ -121,7 +124,7 @@ class PokeJaxGymEnv(_PokeEnvBase):
         if not legal:
             return self._lose_for_illegal()
         _, self._state, _, _, info = self._step(self._next_key(), self._state, jnp.int32(value), self.params)
-        reward, terminated, truncated = self._finish(bool(info["won"]), bool(info["lost"]))
+        reward, terminated, truncated = self._finish(bool(info["won"]), bool(info["lost"]), bool(info["drawn"]))
         self._last_obs = np.asarray(info["final_observation"])
         self._mask = np.asarray(info["final_legal_mask"])
         return (
@@ -201,9 +204,9 @@ class PokeShowdownGymEnv(_PokeEnvBase):
             replacement = int(random_legal_action(switch_key, jnp.asarray(showdown_legal(snap["requests"][1]))))
             snap = self._showdown.choose(self._battle, "", choice_string(replacement))
         won = snap["ended"] and snap["winner"] == "p1"
-        lost = snap["ended"] and not won
+        lost = snap["ended"] and snap["winner"] == "p2"
         obs = self._observe(snap)
-        reward, terminated, truncated = self._finish(won, lost)
+        reward, terminated, truncated = self._finish(won, lost, snap["ended"] and not (won or lost))
         return obs, reward, terminated, truncated, {"legal_mask": self._mask.copy(), "illegal_action": False}
 
     def close(self) -> None:

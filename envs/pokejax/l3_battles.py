@@ -18,7 +18,9 @@ NumPy's default_rng(i) for its teams and choices, so one number reproduces it:
 from __future__ import annotations
 
 import argparse
+import collections
 import dataclasses
+import re
 from typing import Any
 
 import jax
@@ -27,11 +29,19 @@ import numpy as np
 
 from envs.pokejax.jax import battle as jb
 from envs.pokejax.jax import prng
-from envs.pokejax.jax.tables import STATUSES, gen1_tables
+from envs.pokejax.jax.tables import BOOST_KEYS, STATUSES, VOLATILES, gen1_tables
 from envs.pokejax.reference.showdown import Showdown
 from envs.pokejax.showdown_io import choice_string, showdown_legal, showdown_sets
 
 FORMAT = "gen1customgame"
+# A volatile's counter in Showdown's effect state, and the BattleState field that holds it
+VOLATILE_COUNTERS = (
+    ("confusion", "time", "confusion_turns"),
+    ("residualdmg", "counter", "toxic_counter"),
+    ("substitute", "hp", "substitute_hp"),
+)
+# Showdown's modifiedStats keys and the JAX column each is compared with (spa and spd: Special)
+MODIFIED_COLUMNS = {"atk": jb.ATK, "def": jb.DEF, "spa": jb.SPC, "spd": jb.SPC, "spe": jb.SPE}
 
 
 @dataclasses.dataclass
@@ -86,11 +96,38 @@ def compare(snap: dict[str, Any], state: jb.BattleState, kind: str) -> list[str]
                     f"{where} ({ours_species}) sleep turns: showdown {p['statusState'].get('time')} "
                     f"jax {int(state.sleep_turns[side, slot])}"
                 )
-            speed = int(state.modified[side, slot, jb.SPE])
-            if p["modifiedStats"]["spe"] != speed:
+            if p["speed"] != int(state.speed[side, slot]):
                 diffs.append(
-                    f"{where} ({ours_species}) modified speed: showdown {p['modifiedStats']['spe']} jax {speed}"
+                    f"{where} ({ours_species}) cached speed: showdown {p['speed']} jax {int(state.speed[side, slot])}"
                 )
+            for key, column in MODIFIED_COLUMNS.items():
+                ours = int(state.modified[side, slot, column])
+                if p["modifiedStats"][key] != ours:
+                    diffs.append(
+                        f"{where} ({ours_species}) modified {key}: showdown {p['modifiedStats'][key]} jax {ours}"
+                    )
+            ours_volatiles = {
+                v for v, on in zip(VOLATILES, np.asarray(state.volatiles[side]), strict=True) if on and slot == 0
+            }
+            if set(p["volatiles"]) != ours_volatiles:
+                diffs.append(
+                    f"{where} ({ours_species}) volatiles: showdown {sorted(p['volatiles'])} jax {sorted(ours_volatiles)}"
+                )
+            for volatile, key, field in VOLATILE_COUNTERS:
+                if slot == 0 and volatile in p["volatiles"]:
+                    theirs, ours = p["volatiles"][volatile].get(key), int(getattr(state, field)[side])
+                    if theirs != ours:
+                        diffs.append(f"{where} ({ours_species}) {volatile} {key}: showdown {theirs} jax {ours}")
+            ours_types = [t.types[int(i)] for i in np.asarray(state.types[side, slot])]
+            if p["types"] != list(dict.fromkeys(ours_types)):
+                diffs.append(f"{where} ({ours_species}) types: showdown {p['types']} jax {ours_types}")
+            ours_boosts = np.asarray(state.boosts[side]) if slot == 0 else np.zeros(len(BOOST_KEYS), dtype=int)
+            for column, keys in enumerate(BOOST_KEYS):
+                for key in keys:
+                    if p["boosts"][key] != int(ours_boosts[column]):
+                        diffs.append(
+                            f"{where} ({ours_species}) boost {key}: showdown {p['boosts'][key]} jax {int(ours_boosts[column])}"
+                        )
             pp = [m["pp"] for m in p["moves"]]
             ours_pp = np.asarray(state.pp[side, slot])[: len(pp)].tolist()
             if pp != ours_pp:
@@ -103,6 +140,61 @@ def compare(snap: dict[str, Any], state: jb.BattleState, kind: str) -> list[str]
         if winner != int(state.winner):
             diffs.append(f"winner: showdown {snap['winner']!r} jax {int(state.winner)}")
     return diffs
+
+
+# What happened in a battle, counted from Showdown's log: (name, pattern of a log line)
+EVENTS = (
+    ("crit", r"^\|-crit\|"),
+    ("miss", r"^\|-miss\|"),
+    ("stat stage change", r"^\|-(un)?boost\|"),
+    ("multi-hit move", r"^\|-hitcount\|"),
+    ("recoil", r"\[from\] Recoil"),
+    ("drain", r"\[from\] drain"),
+    ("one-hit KO", r"^\|-ohko"),
+    ("heal (Recover, Soft-Boiled)", r"^\|-heal\|[^|]*\|[^|]*$"),
+    ("Rest", r"^\|-status\|.*\[from\] move: Rest"),
+    ("Reflect / Light Screen", r"^\|-start\|[^|]*\|(Reflect|Light Screen)"),
+    ("Mist blocking a drop", r"^\|-activate\|[^|]*\|move: Mist"),
+    ("confusion started", r"^\|-start\|[^|]*\|confusion"),
+    ("hurt itself in confusion", r"\[from\] confusion"),
+    ("flinch", r"^\|cant\|[^|]*\|flinch"),
+    ("paralysis", r"^\|-status\|[^|]*\|par"),
+    ("full paralysis", r"^\|cant\|[^|]*\|par"),
+    ("burn", r"^\|-status\|[^|]*\|brn"),
+    ("poison", r"^\|-status\|[^|]*\|psn"),
+    ("toxic", r"^\|-status\|[^|]*\|tox"),
+    ("leech seed", r"\[from\] Leech Seed"),
+    ("sleep", r"^\|-status\|[^|]*\|slp"),
+    ("freeze", r"^\|-status\|[^|]*\|frz"),
+    ("Hyper Beam recharge", r"^\|cant\|[^|]*\|recharge"),
+    ("two-turn charge", r"^\|-prepare\|"),
+    ("Struggle", r"^\|move\|[^|]*\|Struggle"),
+    ("substitute made", r"^\|-start\|[^|]*\|Substitute"),
+    ("substitute hit", r"^\|-activate\|[^|]*\|(move: )?Substitute\|\[damage\]"),
+    ("substitute broken", r"^\|-end\|[^|]*\|Substitute"),
+    ("faint", r"^\|faint\|"),
+    ("tie", r"^\|tie$"),
+    ("type change (Conversion)", r"^\|-start\|[^|]*\|typechange"),
+)
+
+
+def tally(log: list[str], counts: collections.Counter) -> None:
+    """Add one turn's log to `counts`: EVENTS, and "move:<id>" for every move used. A `split`
+    line is followed by a private and a public copy of the same message; only the first counts."""
+    skip = False
+    for line in log:
+        if skip:
+            skip = False
+            continue
+        if line.startswith("|split|"):
+            skip = False
+            continue
+        for name, pattern in EVENTS:
+            if re.search(pattern, line):
+                counts[name] += 1
+        if line.startswith("|move|"):
+            counts["move:" + re.sub(r"[^a-z0-9]", "", line.split("|")[3].lower())] += 1
+        skip = line.startswith("|-damage|") or line.startswith("|switch|") or line.startswith("|-heal|")
 
 
 def battle_seed(index: int) -> str:
@@ -129,14 +221,32 @@ class L3Divergence(AssertionError):
         super().__init__("\n".join(lines))
 
 
-def play(showdown: Showdown, battle_index: int, max_decisions: int = 400) -> dict[str, Any]:
-    """One battle on both engines; returns its outcome, or raises L3Divergence."""
-    seed = battle_seed(battle_index)
+def play(
+    showdown: Showdown, battle_index: int, max_decisions: int = 400, counts: collections.Counter | None = None
+) -> dict[str, Any]:
+    """One battle on both engines; returns its outcome, or raises L3Divergence. `counts`, if given,
+    gathers what happened (tally)."""
     rng = np.random.default_rng(battle_index)
     teams = [supported_team(rng), supported_team(rng)]
     if battle_index % 3 == 0:
         # mirror matches: every speed ties, so every tie-breaking draw is exercised
         teams[1] = teams[0]
+    return play_teams(showdown, battle_index, battle_seed(battle_index), teams, rng, max_decisions, counts)
+
+
+def play_teams(
+    showdown: Showdown,
+    battle_index: int,
+    seed: str,
+    teams: list[Team],
+    rng: np.random.Generator,
+    max_decisions: int = 400,
+    counts: collections.Counter | None = None,
+    preferred: list[list[int]] | None = None,
+) -> dict[str, Any]:
+    """A battle of the given teams from `seed` on both engines, compared after every decision.
+    Each side takes its next `preferred` action when it is legal (a scripted scenario), otherwise
+    a random legal one drawn from `rng`."""
     kind, rng_state = prng.parse_seed(seed)
     tables = jb.Tables.load()
     state = jb.new_battle(
@@ -166,6 +276,8 @@ def play(showdown: Showdown, battle_index: int, max_decisions: int = 400) -> dic
                     diffs.append(
                         f"p{side + 1} legal actions: showdown {expected.astype(int)} jax {mask[side].astype(int)}"
                     )
+            if counts is not None:
+                tally(snap["log"], counts)
             if diffs:
                 raise L3Divergence(
                     {
@@ -181,9 +293,11 @@ def play(showdown: Showdown, battle_index: int, max_decisions: int = 400) -> dic
                 )
             if snap["ended"]:
                 return {"decisions": decision, "turns": snap["turn"], "winner": snap["winner"]}
-            if any("struggle" in str(r) for r in snap["requests"] if r):
-                return {"decisions": decision, "turns": snap["turn"], "winner": None, "stopped": "struggle"}
             actions = [int(rng.choice(np.flatnonzero(mask[side]))) if mask[side].any() else 0 for side in range(2)]
+            for side in range(2):
+                wanted = preferred[side][decision % len(preferred[side])] if preferred else None
+                if wanted is not None and mask[side].any() and mask[side][wanted]:
+                    actions[side] = wanted
             choices = [choice_string(a) if mask[side].any() else "" for side, a in enumerate(actions)]
             history.append(tuple(actions))
             snap = showdown.choose(name, *choices)
@@ -207,15 +321,24 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--battles", type=int, default=20)
     parser.add_argument("--first", type=int, default=0)
+    parser.add_argument("--tally", action="store_true", help="count what happened in the battles (Showdown's log)")
     args = parser.parse_args()
+    counts: collections.Counter = collections.Counter()
     with Showdown() as showdown:
         for i in range(args.first, args.first + args.battles):
             try:
-                result = play(showdown, i)
+                result = play(showdown, i, counts=counts)
             except L3Divergence as divergence:
                 print(divergence)
                 raise SystemExit(1) from None
             print(f"battle {i}: equal after every decision: {result}")
+    if args.tally:
+        print("events:", ", ".join(f"{name} {counts[name]}" for name, _ in EVENTS))
+        used = {name[5:] for name in counts if name.startswith("move:")} - {"struggle"}
+        print(f"moves used: {len(used)} of {len(jb.SUPPORTED_MOVES)} supported")
+        unused = sorted(set(jb.SUPPORTED_MOVES) - used)
+        if unused:
+            print("never used:", " ".join(unused))
 
 
 if __name__ == "__main__":

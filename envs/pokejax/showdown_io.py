@@ -39,10 +39,12 @@ def showdown_legal(request: dict[str, Any] | None) -> np.ndarray:
     if request is None or request.get("wait"):
         return legal
     pokemon = request["side"]["pokemon"]
+    trapped = not request.get("forceSwitch") and request["active"][0].get("trapped", False)
     for i in range(1, len(pokemon)):
-        legal[jb.NUM_MOVE_SLOTS + i - 1] = not pokemon[i]["condition"].endswith(" fnt")
+        legal[jb.NUM_MOVE_SLOTS + i - 1] = not trapped and not pokemon[i]["condition"].endswith(" fnt")
     if not request.get("forceSwitch"):
-        # a sleeping or frozen Gen 1 Pokemon is offered "Fight" alone, which has no PP field
+        # a sleeping or frozen Gen 1 Pokemon is offered "Fight" alone, one that must recharge
+        # "Recharge" alone (and is trapped); neither has a PP field
         for i, move in enumerate(request["active"][0]["moves"]):
             legal[i] = not move.get("disabled") and move.get("pp", 1) > 0
     return legal

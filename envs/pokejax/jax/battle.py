@@ -1,13 +1,14 @@
 """A Gen 1 singles battle as Showdown runs it, as pure JAX functions over fixed-size arrays.
 
-Scope of this version (battles whose teams know only SUPPORTED_MOVES): switching, fainting and
-forced switches, battle end; damaging moves whose whole effect is their damage (PLAIN_MOVES:
-accuracy, the speed-based crit, the damage formula with STAB and Gen 1's per-type effectiveness,
-the damage roll, immunities, priority, PP); paralysis (PARALYSIS_MOVES: Thunder Wave, Stun Spore
-and Glare, and the damaging moves with a paralysis chance; full paralysis, the speed drop on the
-modified stat, Showdown's cached speeds); burn and poison (BURN_POISON_MOVES); sleep and freeze
-(SLEEP_FREEZE_MOVES: Gen 1's "Fight" button, which runs the side's lastSelectedMove, the sleep
-counter, thawing by fire). Toxic, volatiles, boosts and the special moves come next.
+Scope of this version: battles whose teams know only SUPPORTED_MOVES, 148 of Gen 1's 165 moves
+(the lists below say which mechanics each group brings): switching, fainting and forced switches
+(one side or both), battle end (a draw when both last Pokemon fall together, and the Endless
+Battle Clause's Gen 1 rule and turn limit), Struggle; the damage formula and everything around it
+(PLAIN_MOVES, DAMAGE_VARIANT_MOVES); the five statuses and toxic; stat stages (boosts.py); the
+volatiles in tables.VOLATILES (screens, Focus Energy, Mist, confusion, flinch, Hyper Beam's
+recharge, Leech Seed, Toxic's counter, two-turn moves and Dig/Fly's invulnerability). Not yet:
+Bide, the partial trapping moves, Counter, Disable, Haze, Metronome, Mimic, Mirror Move, Rage,
+Substitute, Thrash/Petal Dance, Transform.
 
 Showdown's side.pokemon is kept in Showdown's own order, which a switch changes by swapping the
 active Pokemon (slot 0) with the one switched in: "switch N" means slot N-1 of that order, and the
@@ -36,19 +37,82 @@ import jax
 import jax.numpy as jnp
 from flax import struct
 
+from envs.pokejax.jax import boosts as stages
 from envs.pokejax.jax import damage as dmg
 from envs.pokejax.jax import prng, stats
-from envs.pokejax.jax.tables import gen1_tables
+from envs.pokejax.jax.tables import (
+    ALWAYS_HITS,
+    CODED_EFFECTS,
+    LEVEL_DAMAGE,
+    NUM_MOVES,
+    SAMPLED_HITS,
+    VOLATILES,
+    gen1_tables,
+)
 
 NUM_SIDES, TEAM_SIZE, NUM_MOVE_SLOTS = 2, 6, 4
 NUM_ACTIONS = NUM_MOVE_SLOTS + TEAM_SIZE - 1
 REQUEST_MOVE, REQUEST_SWITCH, REQUEST_WAIT, REQUEST_NONE = 0, 1, 2, 3
 NO_WINNER, P1_WINS, P2_WINS = -1, 0, 1
 ORDER_SWITCH, ORDER_MOVE = 103, 200
-PAR, FNT, BRN, PSN, SLP, FRZ = 1, 2, 3, 4, 5, 6  # tables.STATUSES
+PAR, FNT, BRN, PSN, SLP, FRZ, TOX = 1, 2, 3, 4, 5, 6, 7  # tables.STATUSES
 # Showdown's "nomove": what a Pokemon thawed before its action uses when its side never selected a
 # move (a 102-power typeless special move with 100 * 81 / 256 % accuracy, Fissure's animation)
 NOMOVE_POWER, NOMOVE_ACCURACY_THRESHOLD = 102, 80
+SAMPLED_HIT_COUNTS = jnp.array([2, 2, 2, 3, 3, 3, 4, 5], dtype=jnp.int32)  # Showdown's sample for 2-5 hits
+OHKO_DAMAGE = 65535
+# move_coded_effect values
+(
+    PSYWAVE,
+    SUPER_FANG,
+    NEEDS_SLEEPING_TARGET,
+    HEAL_HALF,
+    REST,
+    CRASH,
+    CONVERSION,
+    FAILS_ON_GRASS,
+    CHARGE,
+    CHARGE_INVULNERABLE,
+    HITS_INVULNERABLE,
+    MAKE_SUBSTITUTE,
+) = (
+    CODED_EFFECTS.index(effect) + 1
+    for effect in (
+        "psywave",
+        "superfang",
+        "needs_sleeping_target",
+        "heal_half",
+        "rest",
+        "crash",
+        "conversion",
+        "fails_on_grass",
+        "charge",
+        "charge_invulnerable",
+        "hits_invulnerable",
+        "substitute",
+    )
+)
+GRASS_TYPE = 7  # tables.TYPES.index("Grass"), checked by a test
+REFLECT, LIGHT_SCREEN, FOCUS_ENERGY, MIST, CONFUSION, FLINCH, MUST_RECHARGE, LEECH_SEED, RESIDUAL_DAMAGE = (
+    VOLATILES.index(v)
+    for v in (
+        "reflect",
+        "lightscreen",
+        "focusenergy",
+        "mist",
+        "confusion",
+        "flinch",
+        "mustrecharge",
+        "leechseed",
+        "residualdmg",
+    )
+)
+TWO_TURN_MOVE, INVULNERABLE, SUBSTITUTE = (VOLATILES.index(v) for v in ("twoturnmove", "invulnerability", "substitute"))
+CONFUSION_SNAP_OUT_CHANCE = 128  # out of 256: the confused Pokemon acts (gen1 confusion onBeforeMove)
+REST_SLEEP_TURNS = 2
+GHOST_TYPE = 6  # tables.TYPES.index("Ghost"), checked by a test
+TURN_LIMIT = 1000  # Showdown ties every battle that passes turn 1000
+STRUGGLE = NUM_MOVES  # Struggle's move number (the last of Gen 1's), checked by a test
 POISON_TYPE = 11  # tables.TYPES.index("Poison"), checked by a test
 FULL_PARALYSIS_CHANCE = 63  # out of 256, Showdown's gen1 par onBeforeMove
 # The most draws one step can make: the action-order tie (1), BeforeTurn and its Update (2), two
@@ -62,7 +126,7 @@ HP, ATK, DEF, SPC, SPE = range(5)
 PLAIN_MOVES = (
     "pound karatechop megapunch scratch visegrip cut gust wingattack slam vinewhip megakick hornattack "
     "tackle watergun hydropump surf peck drillpeck strength razorleaf rockthrow earthquake quickattack "
-    "eggbomb waterfall swift dizzypunch crabhammer rockslide triattack slash"
+    "eggbomb waterfall swift dizzypunch crabhammer rockslide triattack slash payday"
 ).split()
 # Moves whose effect is paralysis: the status moves, and damaging moves with a paralysis chance.
 PARALYSIS_MOVES = "thunderwave stunspore glare bodyslam thunderbolt thunderpunch thundershock thunder lick".split()
@@ -70,7 +134,45 @@ PARALYSIS_MOVES = "thunderwave stunspore glare bodyslam thunderbolt thunderpunch
 BURN_POISON_MOVES = "ember firepunch flamethrower fireblast poisonsting sludge smog poisonpowder poisongas".split()
 # Sleep (the five sleep moves) and freeze (the ice moves with a chance; fire moves thaw).
 SLEEP_FREEZE_MOVES = "sleeppowder hypnosis sing lovelykiss spore icebeam blizzard icepunch".split()
-SUPPORTED_MOVES = PLAIN_MOVES + PARALYSIS_MOVES + BURN_POISON_MOVES + SLEEP_FREEZE_MOVES
+# Stat stages: the status moves that raise the user's or lower the foe's, and the damaging moves
+# with a chance to lower the target's.
+BOOST_MOVES = (
+    "swordsdance growth amnesia agility harden withdraw defensecurl barrier acidarmor sharpen meditate "
+    "doubleteam minimize growl leer tailwhip stringshot sandattack smokescreen kinesis flash screech "
+    "acid aurorabeam bubble bubblebeam constrict psychic"
+).split()
+# Damage that is not (only) the formula: fixed damage, one-hit KOs, multi-hit, recoil, drain, and
+# the moves that fell their user.
+DAMAGE_VARIANT_MOVES = (
+    "seismictoss nightshade sonicboom dragonrage psywave superfang fissure guillotine horndrill "
+    "doubleslap cometpunch furyattack pinmissile spikecannon barrage furyswipes doublekick bonemerang "
+    "twineedle takedown doubleedge submission absorb megadrain leechlife dreameater selfdestruct explosion"
+).split()
+# The user's own volatiles (screens, Focus Energy, Mist), healing and Rest, the crash of the jump
+# kicks, Conversion, and the moves that do nothing in Gen 1 Showdown but roll their accuracy.
+SELF_MOVES = (
+    "reflect lightscreen focusenergy mist recover softboiled rest jumpkick highjumpkick conversion "
+    "splash teleport roar whirlwind"
+).split()
+# Confusion (Confuse Ray, Supersonic, and Psybeam's and Confusion's 10% secondary) and flinch (the
+# damaging moves with a flinch chance).
+VOLATILE_MOVES = (
+    "confuseray supersonic psybeam confusion bite headbutt stomp rollingkick lowkick boneclub hyperfang hyperbeam "
+    "toxic leechseed substitute"
+).split()
+# Two-turn moves (a charging turn, then locked in; Dig and Fly hide the user meanwhile)
+TWO_TURN_MOVES = "razorwind skullbash skyattack solarbeam dig fly".split()
+SUPPORTED_MOVES = (
+    PLAIN_MOVES
+    + PARALYSIS_MOVES
+    + BURN_POISON_MOVES
+    + SLEEP_FREEZE_MOVES
+    + BOOST_MOVES
+    + DAMAGE_VARIANT_MOVES
+    + SELF_MOVES
+    + VOLATILE_MOVES
+    + TWO_TURN_MOVES
+)
 
 
 @struct.dataclass
@@ -90,6 +192,19 @@ class Tables:
     move_secondary_status: jax.Array
     move_secondary_chance: jax.Array
     move_ignores_immunity: jax.Array
+    move_targets_self: jax.Array
+    move_fixed_damage: jax.Array
+    move_ohko: jax.Array
+    move_selfdestruct: jax.Array
+    move_recoil: jax.Array
+    move_drain: jax.Array
+    move_hits: jax.Array
+    move_coded_effect: jax.Array
+    move_volatile: jax.Array
+    move_secondary_volatile: jax.Array
+    move_self_volatile: jax.Array
+    move_boosts: jax.Array
+    move_secondary_boosts: jax.Array
     type_chart_x2: jax.Array
 
     @classmethod
@@ -113,6 +228,11 @@ class BattleState:
     pp: jax.Array  # int32[2, 6, 4]
     status: jax.Array  # int32[2, 6], index into tables.STATUSES (0 = healthy)
     sleep_turns: jax.Array  # int32[2, 6], Showdown's slp statusState.time
+    boosts: jax.Array  # int32[2, 6], the active Pokemon's stat stages (boosts.py columns)
+    volatiles: jax.Array  # bool[2, len(VOLATILES)], the active Pokemon's volatiles
+    toxic_counter: jax.Array  # int32[2], the counter of the active Pokemon's residualdmg volatile
+    substitute_hp: jax.Array  # int32[2], the active Pokemon's substitute's HP
+    confusion_turns: jax.Array  # int32[2], the active Pokemon's confusion counter (Showdown's time)
     last_move: jax.Array  # int32[2], side.lastSelectedMove (0 = "nomove"): what "Fight" runs
     last_slot: jax.Array  # int32[2], side.lastSelectedMoveSlot: the slot whose PP a move spends
     request: jax.Array  # int32[2], REQUEST_*
@@ -128,8 +248,10 @@ def _tie_draw(draws: prng.Draws, tie: jax.Array) -> tuple[prng.Draws, jax.Array]
 
 
 def _each_event(draws: prng.Draws, state: BattleState) -> prng.Draws:
-    """eachEvent: sorting the active Pokemon by cached speed draws once on a tie."""
-    draws, _ = _tie_draw(draws, state.speed[0, 0] == state.speed[1, 0])
+    """eachEvent: sorting the active Pokemon by cached speed draws once on a tie (a fainted one
+    is not among them)."""
+    both_standing = (state.hp[0, 0] > 0) & (state.hp[1, 0] > 0)
+    draws, _ = _tie_draw(draws, both_standing & (state.speed[0, 0] == state.speed[1, 0]))
     return draws
 
 
@@ -168,6 +290,11 @@ def new_battle(
         pp=pp,
         status=jnp.zeros_like(species),
         sleep_turns=jnp.zeros_like(species),
+        boosts=jnp.zeros((NUM_SIDES, stages.NUM_BOOSTS), dtype=jnp.int32),
+        volatiles=jnp.zeros((NUM_SIDES, len(VOLATILES)), dtype=bool),
+        confusion_turns=jnp.zeros(NUM_SIDES, dtype=jnp.int32),
+        toxic_counter=jnp.zeros(NUM_SIDES, dtype=jnp.int32),
+        substitute_hp=jnp.zeros(NUM_SIDES, dtype=jnp.int32),
         last_move=jnp.zeros(NUM_SIDES, dtype=jnp.int32),
         last_slot=jnp.zeros(NUM_SIDES, dtype=jnp.int32),
         request=jnp.full(NUM_SIDES, REQUEST_MOVE, dtype=jnp.int32),
@@ -187,22 +314,53 @@ def new_battle(
 # -- legality ---------------------------------------------------------------------------------------
 
 
+def _usable_moves(state: BattleState) -> jax.Array:
+    """bool[2, 4]: the active Pokemon's moves with PP left."""
+    return (state.moves[:, 0] > 0) & (state.pp[:, 0] > 0)
+
+
 def legal_actions(state: BattleState) -> jax.Array:
     """bool[2, 9]: what each side's current request allows (nothing for a side that waits)."""
     alive_bench = state.hp[:, 1:] > 0
-    usable_moves = (state.moves[:, 0] > 0) & (state.pp[:, 0] > 0)
+    # no usable move leaves Struggle, offered as move 1
+    usable_moves = _usable_moves(state)
+    usable_moves = usable_moves | ((jnp.arange(NUM_MOVE_SLOTS) == 0) & ~jnp.any(usable_moves, axis=1, keepdims=True))
     # Gen 1: a sleeping or frozen Pokemon only has the "Fight" button (move 1)
     helpless = (state.status[:, 0] == SLP) | (state.status[:, 0] == FRZ)
-    usable_moves = jnp.where(helpless[:, None], jnp.arange(NUM_MOVE_SLOTS) == 0, usable_moves)
+    # a Pokemon that must recharge, or is charging a two-turn move, is offered that one move alone,
+    # and is trapped
+    recharging = state.volatiles[:, MUST_RECHARGE] | state.volatiles[:, TWO_TURN_MOVE]
+    usable_moves = jnp.where((helpless | recharging)[:, None], jnp.arange(NUM_MOVE_SLOTS) == 0, usable_moves)
     moves_ok = (state.request == REQUEST_MOVE)[:, None] & usable_moves
-    switches_ok = ((state.request == REQUEST_MOVE) | (state.request == REQUEST_SWITCH))[:, None] & alive_bench
+    may_switch = ((state.request == REQUEST_MOVE) & ~recharging) | (state.request == REQUEST_SWITCH)
+    switches_ok = may_switch[:, None] & alive_bench
     return jnp.concatenate([moves_ok, switches_ok], axis=1)
 
 
 # -- actions ------------------------------------------------------------------------------------------
 
 
-def _swap_in(state: BattleState, side: jax.Array, slot: jax.Array) -> BattleState:
+def _clear_volatiles(state: BattleState, side: jax.Array, tables: Tables) -> BattleState:
+    """clearVolatile on the side's active Pokemon (leaving the field, or fainting): its stages and
+    volatiles go, and setSpecies restores its species' types, recomputes its modified stats,
+    re-applies paralysis and burn, and resets the cached speed to the stored (unmodified) one."""
+    stored = state.stats[side, 0]
+    status = state.status[side, 0]
+    modified = stored.at[SPE].set(jnp.where(status == PAR, jnp.maximum(stored[SPE] // 4, 1), stored[SPE]))
+    modified = modified.at[ATK].set(jnp.where(status == BRN, jnp.maximum(stored[ATK] // 2, 1), stored[ATK]))
+    return state.replace(
+        modified=state.modified.at[side, 0].set(modified),
+        boosts=state.boosts.at[side].set(0),
+        volatiles=state.volatiles.at[side].set(False),
+        confusion_turns=state.confusion_turns.at[side].set(0),
+        toxic_counter=state.toxic_counter.at[side].set(0),
+        substitute_hp=state.substitute_hp.at[side].set(0),
+        types=state.types.at[side, 0].set(tables.species_types[state.species[side, 0]]),
+        speed=state.speed.at[side, 0].set(stored[SPE]),
+    )
+
+
+def _swap_in(state: BattleState, side: jax.Array, slot: jax.Array, tables: Tables) -> BattleState:
     """switchIn: the Pokemon at `slot` and the active one trade places in Showdown's order."""
 
     def swap(array: jax.Array) -> jax.Array:
@@ -211,18 +369,28 @@ def _swap_in(state: BattleState, side: jax.Array, slot: jax.Array) -> BattleStat
         row = row.at[0].set(incoming).at[slot].set(active)
         return array.at[side].set(row)
 
+    # (a fainted one was cleared when it fainted, and switchIn does not clear it again)
+    state = _select(state.hp[side, 0] > 0, _clear_volatiles(state, side, tables), state)
     # a fainted Pokemon leaving the field loses its "fnt" status (switchIn)
     leaving_status = state.status[side, 0]
     state = state.replace(status=state.status.at[side, 0].set(jnp.where(leaving_status == FNT, 0, leaving_status)))
     fields = ("species", "level", "types", "hp", "stats", "modified", "speed", "moves", "pp", "status", "sleep_turns")
-    return state.replace(**{name: swap(getattr(state, name)) for name in fields})
+    state = state.replace(**{name: swap(getattr(state, name)) for name in fields})
+    # queueing the incoming Pokemon's runSwitch (insertChoice) caches its current speed, and its
+    # SwitchIn turns toxic into plain poison (the counter went with the volatiles)
+    incoming_status = jnp.where(state.status[side, 0] == TOX, PSN, state.status[side, 0])
+    return state.replace(
+        speed=state.speed.at[side, 0].set(state.modified[side, 0, SPE]),
+        status=state.status.at[side, 0].set(incoming_status),
+    )
 
 
 def _move_action(
     draws: prng.Draws, state: BattleState, side: jax.Array, run: jax.Array, tables: Tables
-) -> tuple[BattleState, prng.Draws, jax.Array, jax.Array]:
+) -> tuple[BattleState, prng.Draws, jax.Array]:
     """Side `side` uses its move on the foe's active Pokemon, if `run`; returns the state, the
-    draws, whether the target fainted and whether the user fainted (burn or poison)."""
+    draws and which sides' active Pokemon fainted (bool[2]: the target to the move, the user to
+    recoil, Self-Destruct, burn or poison)."""
     foe = 1 - side
     # the move is the side's lastSelectedMove (set when the choice was committed), its PP comes
     # from the slot lastSelectedMoveSlot; "nomove" (0) is Showdown's stand-in, see NOMOVE_*
@@ -235,33 +403,177 @@ def _move_action(
     user_types, target_types = state.types[side, 0], state.types[foe, 0]
     status_move = category == dmg.STATUS
     user_status = state.status[side, 0]
-    # BeforeMove: frozen or asleep, the Pokemon does nothing (a sleeper counts a turn down, and
-    # wakes, still idle, when it reaches 0); paralysed, it is fully paralysed with 63/256
+    # BeforeMove, by handler priority: frozen (12) or asleep (10), the Pokemon does nothing (a sleeper
+    # counts a turn down, and wakes, still idle, when it reaches 0); flinched (8), nothing either;
+    # confused (3), it counts a turn down (at 0 it snaps out and acts), then hurts itself with
+    # 128/256; paralysed (2), it is fully paralysed with 63/256
     asleep = run & (user_status == SLP)
     sleep_left = jnp.where(asleep, state.sleep_turns[side, 0] - 1, state.sleep_turns[side, 0])
-    draws, fully_paralysed = prng.take_chance(draws, FULL_PARALYSIS_CHANCE, 256, run & (user_status == PAR))
-    acts = run & ~fully_paralysed & (user_status != SLP) & (user_status != FRZ)
+    helpless = (user_status == SLP) | (user_status == FRZ)
+    flinched = run & ~helpless & state.volatiles[side, FLINCH]
+    # mustrecharge (7): the turn after Hyper Beam is spent recharging
+    recharges = run & ~helpless & ~flinched & state.volatiles[side, MUST_RECHARGE]
+    confused = run & ~helpless & ~flinched & ~recharges & (state.confusion_turns[side] > 0)
+    confusion_left = jnp.where(confused, state.confusion_turns[side] - 1, state.confusion_turns[side])
+    still_confused = confused & (confusion_left > 0)
+    draws, snaps_out = prng.take_chance(draws, CONFUSION_SNAP_OUT_CHANCE, 256, still_confused)
+    hurts_itself = still_confused & ~snaps_out
+    draws, fully_paralysed = prng.take_chance(
+        draws, FULL_PARALYSIS_CHANCE, 256, run & ~flinched & ~recharges & ~hurts_itself & (user_status == PAR)
+    )
+    acts = run & ~fully_paralysed & ~helpless & ~flinched & ~recharges & ~hurts_itself
+    # a two-turn move's first turn (its onTryMove) only charges, spending no PP: Dig and Fly also
+    # make the user invulnerable; the second turn, locked in, uses it. Full paralysis ends the
+    # charge (but not the invulnerability: Showdown's Gen 1 quirk), hurting itself in confusion
+    # ends both.
+    effect = jnp.where(nomove, 0, tables.move_coded_effect[move])
+    two_turn = (effect == CHARGE) | (effect == CHARGE_INVULNERABLE)
+    charges = acts & two_turn & ~state.volatiles[side, TWO_TURN_MOVE]
+    unleashes = acts & two_turn & state.volatiles[side, TWO_TURN_MOVE]
+    spends_pp = acts & (move != STRUGGLE)
+    acts = acts & ~charges
     # runImmunity comes before the accuracy check and draws nothing; status moves skip it unless
     # they say otherwise (Thunder Wave does not)
     immune = ~tables.move_ignores_immunity[move] & dmg.is_immune(tables.type_chart_x2, move_type, target_types)
+    # Invulnerability (the foe is underground or in the air) comes first: a miss, with no draw,
+    # except for Swift and moves on the user itself
+    unreachable = state.volatiles[foe, INVULNERABLE] & ~tables.move_targets_self[move] & (effect != HITS_INVULNERABLE)
+    immune = immune | unreachable
+    # TryImmunity: Dream Eater only works on a sleeping target
+    foe_sub = state.volatiles[foe, SUBSTITUTE]
+    dream_fails = (effect == NEEDS_SLEEPING_TARGET) & ((state.status[foe, 0] != SLP) | foe_sub)
+    # and Leech Seed not on a Grass type
+    dream_fails = dream_fails | ((effect == FAILS_ON_GRASS) & jnp.any(target_types == GRASS_TYPE))
+    # a one-hit KO move fails against a faster target (modified speeds), before its accuracy check
+    ohko = ~nomove & tables.move_ohko[move]
+    ohko_fails = ohko & (state.modified[foe, 0, SPE] > state.modified[side, 0, SPE])
     accuracy = jnp.where(nomove, 0, tables.move_accuracy[move])
-    threshold = jnp.where(nomove, NOMOVE_ACCURACY_THRESHOLD, dmg.accuracy_threshold(accuracy))
-    draws, hit = dmg.roll_accuracy(draws, accuracy, acts & ~immune, threshold)
+    # a sleep move never misses a target that must recharge (tryMoveHit)
+    sleep_on_recharging = (tables.move_status[move] == SLP) & state.volatiles[foe, MUST_RECHARGE]
+    accuracy = jnp.where(sleep_on_recharging, ALWAYS_HITS, accuracy)
+    base_threshold = jnp.where(nomove, NOMOVE_ACCURACY_THRESHOLD, accuracy * 255 // 100)
+    threshold = stages.accuracy_threshold(
+        base_threshold, state.boosts[side, stages.ACCURACY], state.boosts[foe, stages.EVASION]
+    )
+    draws, hit = dmg.roll_accuracy(draws, accuracy, acts & ~immune & ~dream_fails & ~ohko_fails, threshold)
     damaging_hit = hit & ~status_move
+    # A substitute's TryHit (after the accuracy check): a status move that poisons, lowers the
+    # target's stages or confuses fails against it; a damaging move hits the substitute instead
+    targets_foe = ~tables.move_targets_self[move]
+    sub_blocks = (
+        status_move
+        & targets_foe
+        & foe_sub
+        & (
+            (tables.move_status[move] == PSN)
+            | (tables.move_status[move] == TOX)
+            | jnp.any(tables.move_boosts[move] != 0)
+            | (tables.move_volatile[move] == CONFUSION + 1)
+        )
+    )
+    hit = hit & ~sub_blocks
+    # a 2-5 hit move draws its number of hits right after the accuracy check
+    hits = jnp.where(nomove, 1, tables.move_hits[move])
+    sampled = hits == SAMPLED_HITS
+    draws, sample = prng.take_below(draws, SAMPLED_HIT_COUNTS.shape[0], damaging_hit & sampled)
+    hits = jnp.where(sampled, SAMPLED_HIT_COUNTS[sample], hits)
 
-    crit_threshold = dmg.crit_chance(tables.base_stats[state.species[side, 0], SPE], crit_ratio, jnp.bool_(False))
-    draws, crit = dmg.chance_if(draws, damaging_hit & (crit_threshold > 0), crit_threshold)
+    # getDamage returns fixed damage (OHKO, damage: N or level, damage callbacks) before the crit roll
+    fixed = jnp.where(nomove, 0, tables.move_fixed_damage[move])
+    formula = damaging_hit & ~ohko & (fixed == 0) & (effect != PSYWAVE) & (effect != SUPER_FANG)
+    crit_threshold = dmg.crit_chance(
+        tables.base_stats[state.species[side, 0], SPE], crit_ratio, state.volatiles[side, FOCUS_ENERGY]
+    )
+    draws, crit = dmg.chance_if(draws, formula & (crit_threshold > 0), crit_threshold)
     special = category == dmg.SPECIAL
     attack_column = jnp.where(special, SPC, ATK)
     defense_column = jnp.where(special, SPC, DEF)
     # a crit reads the stored stats, ignoring stage changes (and screens)
     attack = jnp.where(crit, state.stats[side, 0, attack_column], state.modified[side, 0, attack_column])
-    defense = jnp.where(crit, state.stats[foe, 0, defense_column], state.modified[foe, 0, defense_column])
-    amount = dmg.base_damage(state.level[side, 0], power, attack, defense, crit)
+    screened = jnp.where(special, state.volatiles[foe, LIGHT_SCREEN], state.volatiles[foe, REFLECT])
+    screened_defense = jnp.where(screened, 2, 1) * state.modified[foe, 0, defense_column]
+    defense = jnp.where(crit, state.stats[foe, 0, defense_column], screened_defense)
+    selfdestruct = ~nomove & tables.move_selfdestruct[move]
+    amount = dmg.base_damage(state.level[side, 0], power, attack, defense, crit, halve_defense=selfdestruct & ~special)
     amount = dmg.apply_stab_and_types(amount, tables.type_chart_x2, move_type, user_types, target_types)
-    draws, amount = dmg.roll_damage(draws, amount, damaging_hit)
-    dealt = jnp.where(damaging_hit, jnp.minimum(amount, state.hp[foe, 0]), 0)
+    draws, amount = dmg.roll_damage(draws, amount, formula)
+    # Psywave: random(1, floor(1.5 * level)); it fails outright when (level * 1.5) % 256 < 2
+    user_level = state.level[side, 0]
+    psywave = effect == PSYWAVE
+    psywave_top = user_level + user_level // 2
+    psywave_fails = psywave & (psywave_top % 256 < 2)
+    draws, psywave_damage = prng.take_range(
+        draws, 1, jnp.maximum(psywave_top, 2), damaging_hit & psywave & ~psywave_fails
+    )
+    amount = jnp.where(ohko, OHKO_DAMAGE, amount)
+    amount = jnp.where(fixed > 0, fixed, jnp.where(fixed == LEVEL_DAMAGE, user_level, amount))
+    amount = jnp.where(psywave, psywave_damage, amount)
+    amount = jnp.where(effect == SUPER_FANG, jnp.maximum(state.hp[foe, 0] // 2, 1), amount)
+    damaging_hit = damaging_hit & ~psywave_fails
+    # Against a substitute every hit takes the first hit's full damage off it until it breaks; the
+    # Pokemon behind takes nothing, and only a substitute that survives lets recoil, drain, a
+    # confusion secondary and Hyper Beam's recharge happen (no other secondary does)
+    into_sub = damaging_hit & foe_sub
+    sub_hp = state.substitute_hp[foe]
+    sub_breaks = into_sub & (amount > 0) & (amount * hits >= sub_hp)
+    sub_hp = jnp.where(into_sub, jnp.where(sub_breaks, 0, sub_hp - amount * hits), sub_hp)
+    sub_stands = into_sub & ~sub_breaks
+    hits_pokemon = damaging_hit & ~into_sub
+    # every hit after the first deals the first hit's damage again (Showdown keeps it in move.damage)
+    first_hit = jnp.minimum(amount, state.hp[foe, 0])
+    dealt = jnp.where(hits_pokemon, jnp.minimum(first_hit * hits, state.hp[foe, 0]), 0)
+    # recoil and drain count the damage dealt, or against a standing substitute the full damage
+    drained = jnp.where(sub_stands, amount, dealt)
     target_hp = state.hp[foe, 0] - dealt
+    # drain heals the user, recoil hurts it (each at least 1), from the damage dealt
+    user_hp = state.hp[side, 0]
+    # confusion's self-hit: a typeless 40-power physical hit on itself from its modified stats, with
+    # no crit, roll or overflow handling
+    user_stats = state.modified[side, 0]
+    confusion_damage = ((2 * state.level[side, 0] // 5 + 2) * user_stats[ATK] * 40 // user_stats[DEF]) // 50 + 2
+    # (a Pokemon behind a substitute takes none of it: the foe's substitute does, if it has one)
+    own_sub = state.volatiles[side, SUBSTITUTE]
+    user_hp = jnp.where(hurts_itself & ~own_sub, jnp.maximum(user_hp - confusion_damage, 0), user_hp)
+    self_hit_on_foe_sub = (hurts_itself & own_sub & foe_sub).astype(jnp.int32) * confusion_damage
+    max_hp = state.stats[side, 0, HP]
+    drain_share, drain_whole = tables.move_drain[move, 0], tables.move_drain[move, 1]
+    drains = ((dealt > 0) | sub_stands) & (drain_share > 0)
+    heal = jnp.where(drains, jnp.maximum(drained * drain_share // drain_whole, 1), 0)
+    user_hp = jnp.minimum(user_hp + heal, jnp.maximum(max_hp, user_hp))
+    recoil_share, recoil_whole = tables.move_recoil[move, 0], tables.move_recoil[move, 1]
+    # (floored: the gen4 mod's applyRecoilDamage, which gens 1-3 inherit)
+    recoil = jnp.where((drained > 0) & (recoil_share > 0), jnp.maximum(drained * recoil_share // recoil_whole, 1), 0)
+    user_hp = jnp.maximum(user_hp - recoil, 0)
+    # Self-Destruct and Explosion fell the user once the move is used, hit or miss, unless they
+    # broke a substitute
+    user_hp = jnp.where(acts & selfdestruct & ~sub_breaks, 0, user_hp)
+    # the jump kicks' onMoveFail (a miss, or an immune target): 1 HP of crash damage (with the same
+    # substitute rule as confusion)
+    crashes = acts & ~hit & (effect == CRASH)
+    user_hp = jnp.where(crashes & ~own_sub, jnp.maximum(user_hp - 1, 0), user_hp)
+    self_hit_on_foe_sub = self_hit_on_foe_sub + (crashes & own_sub & foe_sub)
+    sub_hp = jnp.maximum(sub_hp - self_hit_on_foe_sub, 0)
+    sub_breaks = sub_breaks | (foe_sub & (self_hit_on_foe_sub > 0) & (sub_hp == 0))
+    # Substitute: fails if the user has one or under a quarter of its max HP; it costs
+    # floor(max / 4) (which can make the user faint) and has floor(max / 4) + 1 HP
+    makes_sub = hit & (effect == MAKE_SUBSTITUTE) & ~own_sub & (4 * user_hp >= max_hp)
+    user_sub_hp = jnp.where(makes_sub, max_hp // 4 + 1, state.substitute_hp[side])
+    sub_cost = jnp.where(max_hp > 3, jnp.maximum(max_hp // 4, 1), 0)
+    user_hp = jnp.where(makes_sub, jnp.maximum(user_hp - sub_cost, 0), user_hp)
+    # Recover and Soft-Boiled heal half the max HP, Rest sleeps two turns and heals it all; all
+    # fail at full HP and, Gen 1's bug, when max - hp is 255 or 511 (unless hp is a multiple of 256)
+    user_status = state.status[side, 0]
+    heal_blocked = (user_hp == max_hp) | (
+        ((user_hp == max_hp - 255) | (user_hp == max_hp - 511)) & (user_hp % 256 != 0)
+    )
+    heals_half = hit & (effect == HEAL_HALF) & ~heal_blocked
+    user_hp = jnp.where(heals_half, jnp.minimum(user_hp + max_hp // 2, max_hp), user_hp)
+    rests = hit & (effect == REST) & ~heal_blocked & (user_status != SLP)
+    # (setStatus runs sleep's onStart, which draws a length that Rest then overwrites)
+    draws, _ = prng.take_range(draws, 1, 8, rests)
+    user_hp = jnp.where(rests, max_hp, user_hp)
+    user_status = jnp.where(rests, SLP, user_status)
+    sleep_left = jnp.where(rests, REST_SLEEP_TURNS, sleep_left)
 
     # A damaging move's secondary status rolls ceil(chance * 256 / 100) out of 256 when the target
     # is still standing, except that par/brn/frz never roll against a target of the move's type.
@@ -269,14 +581,32 @@ def _move_action(
     chance = jnp.where(nomove, 0, tables.move_secondary_chance[move])
     shares_type = (target_types[0] == move_type) | (target_types[1] == move_type)
     type_blocked = ((secondary_status == PAR) | (secondary_status == BRN) | (secondary_status == FRZ)) & shares_type
-    rolls = damaging_hit & (target_hp > 0) & (chance > 0) & ~type_blocked
-    draws, secondary_lands = prng.take_chance(draws, (chance * 256 + 99) // 100, 256, rolls)
+    secondary_volatile = jnp.where(nomove, 0, tables.move_secondary_volatile[move])
+    rolls = jnp.where(
+        into_sub, sub_stands & (secondary_volatile == CONFUSION + 1), damaging_hit & (target_hp > 0) & ~type_blocked
+    ) & (chance > 0)
+    # (a confusion secondary's chance is one less out of 256)
+    secondary_threshold = (chance * 256 + 99) // 100 - (secondary_volatile == CONFUSION + 1)
+    draws, secondary_lands = prng.take_chance(draws, secondary_threshold, 256, rolls)
     inflicted = jnp.where(hit & status_move, tables.move_status[move], jnp.where(secondary_lands, secondary_status, 0))
     # a status lands only on a healthy target (a status move on a statused one just fails), and
     # Poison types cannot be poisoned (runStatusImmunity)
-    poison_immune = (inflicted == PSN) & ((target_types[0] == POISON_TYPE) | (target_types[1] == POISON_TYPE))
-    lands = (inflicted > 0) & (state.status[foe, 0] == 0) & (target_hp > 0) & ~poison_immune
+    poison_immune = ((inflicted == PSN) | (inflicted == TOX)) & jnp.any(target_types == POISON_TYPE)
+    # (except that sleep overrides any other status of a target that must recharge, and ends the
+    # recharge)
+    overrides = (inflicted == SLP) & sleep_on_recharging & (state.status[foe, 0] != SLP)
+    lands = (inflicted > 0) & ((state.status[foe, 0] == 0) | overrides) & (target_hp > 0) & ~poison_immune
     target_status = jnp.where(lands, inflicted, state.status[foe, 0])
+    # confusion (Confuse Ray, Supersonic, or a secondary) on a target not yet confused draws its
+    # length, 2-5 turns, when it starts
+    volatile = jnp.where(nomove, 0, tables.move_volatile[move])
+    given = jnp.where(hit & status_move, volatile, jnp.where(secondary_lands, secondary_volatile, 0))
+    confuses = targets_foe & (given == CONFUSION + 1) & (state.confusion_turns[foe] == 0) & (target_hp > 0)
+    draws, confusion_length = prng.take_range(draws, 2, 6, confuses)
+    flinches = targets_foe & (given == FLINCH + 1) & (target_hp > 0)
+    seeds = targets_foe & (given == LEECH_SEED + 1) & (target_hp > 0)
+    # toxic's onStart gives the target the residualdmg volatile (if it has none) with its counter at 0
+    badly_poisons = lands & (inflicted == TOX)
     # sleep's onStart draws its length, 1-7 turns
     draws, sleep_length = prng.take_range(draws, 1, 8, lands & (inflicted == SLP))
     target_sleep = jnp.where(lands & (inflicted == SLP), sleep_length, state.sleep_turns[foe, 0])
@@ -289,21 +619,127 @@ def _move_action(
     burnt_attack = jnp.maximum(modified[ATK] // 2, 1)
     modified = modified.at[SPE].set(jnp.where(lands & (inflicted == PAR), paralysed_speed, modified[SPE]))
     modified = modified.at[ATK].set(jnp.where(lands & (inflicted == BRN), burnt_attack, modified[ATK]))
-    # AfterMoveSelf (unless the target fell): burn and poison cost the user 1/16 of its max HP
-    user_hp = state.hp[side, 0]
-    hurts = run & (target_hp > 0) & ((state.status[side, 0] == BRN) | (state.status[side, 0] == PSN))
-    residual = jnp.maximum(state.stats[side, 0, HP] // 16, 1)
+    # AfterMoveSelf (after a move stopped before it started, or unless the move's target fell), by
+    # handler priority: Toxic's counter (residualdmg, 100) counts up for a burned or poisoned
+    # Pokemon; burn, poison and toxic (2) cost 1/16 of the max HP, times the counter if there is
+    # one; Leech Seed (1) counts the counter up again and moves 1/16 (times the counter) to the foe,
+    # healing it by that much whatever the seeded Pokemon had left.
+    after_move_self = run & (target_hp > 0)
+    poisoned = (user_status == BRN) | (user_status == PSN) | (user_status == TOX)
+    has_counter = state.volatiles[side, RESIDUAL_DAMAGE]
+    counter = state.toxic_counter[side] + (after_move_self & has_counter & poisoned)
+    sixteenth = jnp.maximum(state.stats[side, 0, HP] // 16, 1)
+    hurts = after_move_self & (user_hp > 0) & poisoned
+    residual = jnp.where(has_counter, sixteenth * counter, sixteenth)
     user_hp = jnp.where(hurts, jnp.maximum(user_hp - residual, 0), user_hp)
+    leeches = after_move_self & state.volatiles[side, LEECH_SEED] & (target_hp > 0)
+    counter = counter + (leeches & has_counter)
+    to_leech = jnp.where(has_counter, sixteenth * counter, sixteenth)
+    user_hp = jnp.where(leeches, jnp.maximum(user_hp - to_leech, 0), user_hp)
+    foe_max_hp = state.stats[foe, 0, HP]
+    target_hp = jnp.where(leeches & (target_hp < foe_max_hp), jnp.minimum(target_hp + to_leech, foe_max_hp), target_hp)
     # AfterMoveSelf also ends sleep whose count reached 0 (it runs when BeforeMove stopped the move)
     user_status = jnp.where(asleep & (sleep_left <= 0), 0, user_status)
     state = state.replace(
         hp=state.hp.at[foe, 0].set(target_hp).at[side, 0].set(user_hp),
-        pp=state.pp.at[side, 0, slot].add(-acts.astype(jnp.int32)),
+        pp=state.pp.at[side, 0, slot].add(-(spends_pp & ~charges).astype(jnp.int32)),
         status=state.status.at[foe, 0].set(target_status).at[side, 0].set(user_status),
         sleep_turns=state.sleep_turns.at[foe, 0].set(target_sleep).at[side, 0].set(sleep_left),
         modified=state.modified.at[foe, 0].set(modified),
     )
-    return state, draws, damaging_hit & (target_hp == 0), hurts & (user_hp == 0)
+    # Hyper Beam's recharge starts when it hits, and ends at once (AfterMove) if the target fell;
+    # flinch and sleep take it away from a target
+    self_volatile = jnp.where(nomove, 0, tables.move_self_volatile[move])
+    must_recharge = (damaging_hit & ~sub_breaks & (self_volatile == MUST_RECHARGE + 1) & (target_hp > 0)) | (
+        state.volatiles[side, MUST_RECHARGE] & ~recharges
+    )
+    target_recharge = state.volatiles[foe, MUST_RECHARGE] & ~flinches & ~(lands & (inflicted == SLP))
+    state = state.replace(
+        volatiles=state.volatiles.at[foe, CONFUSION]
+        .set(state.volatiles[foe, CONFUSION] | confuses)
+        .at[foe, FLINCH]
+        .set(state.volatiles[foe, FLINCH] | flinches)
+        .at[foe, MUST_RECHARGE]
+        .set(target_recharge)
+        .at[side, MUST_RECHARGE]
+        .set(must_recharge)
+        .at[side, CONFUSION]
+        .set(jnp.where(confused, confusion_left > 0, state.volatiles[side, CONFUSION]))
+        .at[foe, LEECH_SEED]
+        .set(state.volatiles[foe, LEECH_SEED] | seeds)
+        .at[foe, RESIDUAL_DAMAGE]
+        .set(state.volatiles[foe, RESIDUAL_DAMAGE] | badly_poisons)
+        .at[foe, SUBSTITUTE]
+        .set(foe_sub & ~sub_breaks)
+        .at[side, SUBSTITUTE]
+        .set(own_sub | makes_sub)
+        .at[side, TWO_TURN_MOVE]
+        .set((state.volatiles[side, TWO_TURN_MOVE] | charges) & ~unleashes & ~fully_paralysed & ~hurts_itself)
+        .at[side, INVULNERABLE]
+        .set(
+            (state.volatiles[side, INVULNERABLE] | (charges & (effect == CHARGE_INVULNERABLE)))
+            & ~unleashes
+            & ~hurts_itself
+        ),
+        confusion_turns=state.confusion_turns.at[foe]
+        .set(jnp.where(confuses, confusion_length, state.confusion_turns[foe]))
+        .at[side]
+        .set(confusion_left),
+        substitute_hp=state.substitute_hp.at[foe].set(jnp.where(sub_breaks, 0, sub_hp)).at[side].set(user_sub_hp),
+        toxic_counter=state.toxic_counter.at[foe]
+        .set(jnp.where(badly_poisons, 0, state.toxic_counter[foe]))
+        .at[side]
+        .set(counter),
+    )
+    state, boosted = _stage_changes(state, side, move, hit & status_move, secondary_lands, tables)
+    # the user's own volatile (Reflect, Light Screen, Focus Energy, Mist; Minimize and Defense Curl
+    # only when their boost worked); one it already has stays as it is
+    has_boosts = jnp.any(tables.move_boosts[move] != 0)
+    gains = hit & status_move & ~targets_foe & (volatile > 0) & (boosted | ~has_boosts) & (effect != MAKE_SUBSTITUTE)
+    gained = state.volatiles[side].at[jnp.maximum(volatile - 1, 0)].set(True)
+    state = state.replace(volatiles=state.volatiles.at[side].set(jnp.where(gains, gained, state.volatiles[side])))
+    # Conversion: the user takes the target's current types
+    converts = hit & (effect == CONVERSION)
+    state = state.replace(types=state.types.at[side, 0].set(jnp.where(converts, target_types, user_types)))
+    user_fainted = run & (state.hp[side, 0] == 0)
+    target_fainted = damaging_hit & (target_hp == 0)
+    return state, draws, jnp.where(jnp.arange(NUM_SIDES) == side, user_fainted, target_fainted)
+
+
+def _stage_changes(
+    state: BattleState, side: jax.Array, move: jax.Array, primary: jax.Array, secondary: jax.Array, tables: Tables
+) -> tuple[BattleState, jax.Array]:
+    """A status move's stage changes (on the user or the foe) when it hit, or a damaging move's
+    secondary ones on the foe when they rolled; then, if any stage changed, the Gen 1 re-application
+    of paralysis and burn to the user's foe (boosts.py). Returns the state and whether any changed."""
+    foe = 1 - side
+    target = jnp.where(tables.move_targets_self[move], side, foe)
+    deltas = jnp.where(primary, tables.move_boosts[move], jnp.where(secondary, tables.move_secondary_boosts[move], 0))
+    # Mist's onTryBoost: a foe's status move lowers nothing (damaging moves' secondaries still do)
+    misted = primary & (target == foe) & state.volatiles[foe, MIST]
+    deltas = jnp.where(misted, jnp.maximum(deltas, 0), deltas)
+    new_stages, new_modified, changed = stages.apply_boosts(
+        state.boosts[target], state.modified[target, 0, ATK:], state.stats[target, 0, ATK:], deltas
+    )
+    # (a stat stuck at 999 or 1 still moves its stage, though the boost fails)
+    standing = state.hp[target, 0] > 0
+    state = state.replace(
+        boosts=state.boosts.at[target].set(jnp.where(standing, new_stages, state.boosts[target])),
+        modified=state.modified.at[target, 0, ATK:].set(
+            jnp.where(standing, new_modified, state.modified[target, 0, ATK:])
+        ),
+    )
+    changed = changed & standing
+    foe_modified = state.modified[foe, 0]
+    foe_status = state.status[foe, 0]
+    foe_modified = foe_modified.at[SPE].set(
+        jnp.where(foe_status == PAR, jnp.maximum(foe_modified[SPE] // 4, 1), foe_modified[SPE])
+    )
+    foe_modified = foe_modified.at[ATK].set(
+        jnp.where(foe_status == BRN, jnp.maximum(foe_modified[ATK] // 2, 1), foe_modified[ATK])
+    )
+    foe_modified = jnp.where(changed, foe_modified, state.modified[foe, 0])
+    return state.replace(modified=state.modified.at[foe, 0].set(foe_modified)), changed
 
 
 def _update_speeds(state: BattleState) -> BattleState:
@@ -314,17 +750,23 @@ def _update_speeds(state: BattleState) -> BattleState:
     )
 
 
-def _faint(state: BattleState, fainted_side: jax.Array) -> BattleState:
-    """The fainted side is asked for a switch (the other waits), or loses if it has no one left."""
-    lost = ~jnp.any(state.hp[fainted_side] > 0)
-    request = jnp.where(jnp.arange(NUM_SIDES) == fainted_side, REQUEST_SWITCH, REQUEST_WAIT).astype(jnp.int32)
-    # checkFainted marks the fainted Pokemon "fnt" when it asks for the replacement (not at the end)
-    status = state.status.at[fainted_side, 0].set(jnp.where(lost, state.status[fainted_side, 0], FNT))
+def _faint(state: BattleState, fainted: jax.Array, tables: Tables) -> BattleState:
+    """faintMessages and checkWin for the sides whose active Pokemon fainted (bool[2]): a side with
+    no one left loses (both: a tie); otherwise each fainted side is asked for a switch, the other
+    waits."""
+    for side in range(NUM_SIDES):
+        state = _select(fainted[side], _clear_volatiles(state, side, tables), state)
+    lost = fainted & ~jnp.any(state.hp > 0, axis=1)
+    ended = jnp.any(lost)
+    winner = jnp.where(lost[0] & lost[1], NO_WINNER, jnp.where(lost[0], P2_WINS, P1_WINS))
+    request = jnp.where(fainted, REQUEST_SWITCH, REQUEST_WAIT).astype(jnp.int32)
+    # checkFainted marks the fainted Pokemon "fnt" when it asks for replacements (not at the end)
+    status = state.status.at[:, 0].set(jnp.where(fainted & ~ended, FNT, state.status[:, 0]))
     return state.replace(
         status=status,
-        request=jnp.where(lost, REQUEST_NONE, request),
-        ended=lost,
-        winner=jnp.where(lost, 1 - fainted_side, NO_WINNER).astype(jnp.int32),
+        request=jnp.where(ended, REQUEST_NONE, request).astype(jnp.int32),
+        ended=ended,
+        winner=jnp.where(ended, winner, NO_WINNER).astype(jnp.int32),
     )
 
 
@@ -340,7 +782,7 @@ def _run_action(
     """One queued action, if `run`; returns the state, the draws and whether the turn goes on.
     `replacement`: a switch that replaces a Pokemon fainted this turn."""
     is_switch = action >= NUM_MOVE_SLOTS
-    switched = _swap_in(state, side, jnp.clip(action - NUM_MOVE_SLOTS + 1, 1, TEAM_SIZE - 1))
+    switched = _swap_in(state, side, jnp.clip(action - NUM_MOVE_SLOTS + 1, 1, TEAM_SIZE - 1), tables)
     # Gen 1 runSwitch: the side's lastSelectedMoveSlot goes back to the first slot
     switched = switched.replace(last_slot=switched.last_slot.at[side].set(0))
     switch_draws = _each_event(draws, switched)  # Update after the switch action
@@ -351,14 +793,12 @@ def _run_action(
     incoming_hp = jnp.maximum(switched.hp[side, 0] - loss, 0)
     switched = switched.replace(hp=switched.hp.at[side, 0].set(incoming_hp))
     switch_fainted = incoming_hp == 0
-    switched = _select(switch_fainted, _faint(switched, side), switched)
+    switched = _select(switch_fainted, _faint(switched, jnp.arange(NUM_SIDES) == side, tables), switched)
     switch_draws = _select(switch_fainted, switch_draws, _each_event(switch_draws, switched))  # Update after runSwitch
-    moved, move_draws, foe_fainted, user_fainted = _move_action(draws, state, side, run & ~is_switch, tables)
-    # a faint asks for the replacement before the Update (at most one: burn and poison do not hurt
-    # a user whose move felled its target)
-    moved = _select(foe_fainted, _faint(moved, 1 - side), moved)
-    moved = _select(user_fainted, _faint(moved, side), moved)
-    move_fainted = foe_fainted | user_fainted
+    moved, move_draws, fainted = _move_action(draws, state, side, run & ~is_switch, tables)
+    # a faint asks for the replacements before the Update
+    move_fainted = jnp.any(fainted)
+    moved = _select(move_fainted, _faint(moved, fainted, tables), moved)
     move_draws = _select(move_fainted, move_draws, _each_event(move_draws, moved))
     after = _select(is_switch, (switched, switch_draws), (moved, move_draws))
     state, draws = _select(run, after, (state, draws))
@@ -366,9 +806,25 @@ def _run_action(
 
 
 def _end_turn(state: BattleState, run: jax.Array) -> BattleState:
-    """endTurn: the next turn, both sides asked to move."""
+    """endTurn: the next turn, both sides asked to move; or a tie by the Endless Battle Clause."""
     ended_turn = state.replace(turn=state.turn + 1, request=jnp.full(NUM_SIDES, REQUEST_MOVE, dtype=jnp.int32))
-    return _select(run, ended_turn, state)
+    tie = _no_progress_possible(ended_turn) | (ended_turn.turn > TURN_LIMIT)
+    tied = ended_turn.replace(
+        request=jnp.full(NUM_SIDES, REQUEST_NONE, dtype=jnp.int32), ended=jnp.bool_(True), winner=jnp.int32(NO_WINNER)
+    )
+    return _select(run, _select(tie, tied, ended_turn), state)
+
+
+def _no_progress_possible(state: BattleState) -> jax.Array:
+    """Showdown's Gen 1 Endless Battle Clause: on both sides every Pokemon has fainted, is frozen
+    (nothing thaws it but the foe's fire), or has no PP left while every foe is a Ghost (Struggle
+    cannot touch it). (Its third case, Pokemon that know only Transform, needs Transform.)"""
+    fainted = state.hp <= 0
+    ghost = jnp.any(state.types == GHOST_TYPE, axis=2)
+    all_ghosts = jnp.all(fainted | ghost, axis=1)  # [side]
+    no_pp = jnp.all((state.moves == 0) | (state.pp == 0), axis=2)
+    stuck = fainted | (state.status == FRZ) | (no_pp & all_ghosts[::-1, None])
+    return jnp.all(stuck)
 
 
 def _commit_moves(state: BattleState, actions: jax.Array) -> BattleState:
@@ -377,12 +833,17 @@ def _commit_moves(state: BattleState, actions: jax.Array) -> BattleState:
     whatever its side last selected."""
     chose_move = (actions < NUM_MOVE_SLOTS) & (state.request == REQUEST_MOVE)
     helpless = (state.status[:, 0] == SLP) | (state.status[:, 0] == FRZ)
-    selects = chose_move & ~helpless
+    # "Recharge" and a charged two-turn move are locked moves, which select nothing: the action runs
+    # lastSelectedMove
+    locked = state.volatiles[:, MUST_RECHARGE] | state.volatiles[:, TWO_TURN_MOVE]
+    selects = chose_move & ~helpless & ~locked
+    # with no PP left the only choice is Struggle, which becomes lastSelectedMove (its slot stays)
+    struggles = selects & ~jnp.any(_usable_moves(state), axis=1)
     slot = jnp.clip(actions, 0, NUM_MOVE_SLOTS - 1)
     chosen = jnp.take_along_axis(state.moves[:, 0], slot[:, None], axis=1)[:, 0]
     return state.replace(
-        last_move=jnp.where(selects, chosen, state.last_move),
-        last_slot=jnp.where(selects, slot, state.last_slot),
+        last_move=jnp.where(struggles, STRUGGLE, jnp.where(selects, chosen, state.last_move)),
+        last_slot=jnp.where(selects & ~struggles, slot, state.last_slot),
     )
 
 
@@ -413,6 +874,8 @@ def _full_turn(
     state, draws, goes_on = _run_action(draws, state, 1 - first, actions[1 - first], goes_on, tables)
     # the residual action (updateSpeed, no residual effects yet, its Update), then endTurn
     residual = _update_speeds(state)
+    # the Residual event ends flinch (its duration is one turn), but only in a turn that reaches it
+    residual = residual.replace(volatiles=residual.volatiles.at[:, FLINCH].set(False))
     state, draws = _select(goes_on, (residual, _each_event(draws, residual)), (state, draws))
     return _end_turn(state, goes_on), draws
 
@@ -420,11 +883,36 @@ def _full_turn(
 def _forced_switch(
     draws: prng.Draws, state: BattleState, actions: jax.Array, tables: Tables
 ) -> tuple[BattleState, prng.Draws]:
-    side = jnp.where(state.request[0] == REQUEST_SWITCH, 0, 1)
-    state, draws, goes_on = _run_action(draws, state, side, actions[side], jnp.bool_(True), tables, replacement=True)
+    """The replacements for Pokemon that fainted (Showdown's "instaswitch" choices), then endTurn.
+
+    One side: its instaswitch and the Update after it, its runSwitch and the Update after that.
+    Both sides: the two instaswitches are sorted by the fainted Pokemon's (modified) speed, a tie
+    shuffled; the first runs with no Update (an instaswitch follows it); inserting the second's
+    runSwitch next to the first's draws random(0, 2) when their cached speeds tie; then one Update
+    after the second instaswitch and one after each runSwitch. (A replacement takes no burn or
+    poison damage, so nothing can faint here.)"""
+    switching = state.request == REQUEST_SWITCH
+    both = switching[0] & switching[1]
+    side = jnp.where(switching[0], 0, 1)
+    single, single_draws, goes_on = _run_action(
+        draws, state, side, actions[side], jnp.bool_(True), tables, replacement=True
+    )
+    speed = state.modified[:, 0, SPE]
+    double_draws, swap = _tie_draw(draws, speed[0] == speed[1])
+    p1_first = jnp.where(speed[0] == speed[1], ~swap, speed[0] > speed[1])
+    double = state
+    for order in range(NUM_SIDES):
+        mover = jnp.where(p1_first, order, 1 - order)
+        slot = jnp.clip(actions[mover] - NUM_MOVE_SLOTS + 1, 1, TEAM_SIZE - 1)
+        double = _swap_in(double, mover, slot, tables)
+        double = double.replace(last_slot=double.last_slot.at[mover].set(0))
+    double_draws, _ = _tie_draw(double_draws, double.speed[0, 0] == double.speed[1, 0])
+    for _ in range(3):
+        double_draws = _each_event(double_draws, double)
+    state, draws = _select(both, (double, double_draws), (single, single_draws))
     # In Gen 1 a faint ends the turn: Showdown drops the rest of the queue (the residual included),
-    # so the replacement's switch-in is followed directly by endTurn.
-    return _end_turn(state, goes_on), draws
+    # so the replacements' switch-ins are followed directly by endTurn.
+    return _end_turn(state, both | goes_on), draws
 
 
 def step(kind: str, state: BattleState, actions: jax.Array, tables: Tables) -> BattleState:

@@ -65,11 +65,18 @@ def _gen1_stat_overflow(attack: jax.Array, defense: jax.Array) -> tuple[jax.Arra
 
 
 def base_damage(
-    level: jax.Array, power: jax.Array, attack: jax.Array, defense: jax.Array, crit: jax.Array
+    level: jax.Array,
+    power: jax.Array,
+    attack: jax.Array,
+    defense: jax.Array,
+    crit: jax.Array,
+    halve_defense: jax.Array | bool = False,
 ) -> jax.Array:
-    """The formula before STAB, type and the random roll; a crit doubles the level."""
+    """The formula before STAB, type and the random roll; a crit doubles the level.
+    `halve_defense`: Self-Destruct and Explosion against Defense (after the overflow, at least 1)."""
     level = jnp.where(crit, level * 2, level) % 256
     attack, defense = _gen1_stat_overflow(attack, defense)
+    defense = jnp.where(halve_defense, jnp.maximum(defense // 2, 1), defense)
     damage = level * 2 // 5 + 2
     damage = damage * power * attack // defense
     return jnp.clip(damage // 50, 0, 997) + 2

@@ -16,7 +16,8 @@ the agent is asked only when it has a choice. An illegal action (a disabled move
 absent Pokemon, a move during a forced switch) ends the episode as a loss (reward -1), as Pgx does;
 `legal_mask` is in the observation and in `info["legal_mask"]`.
 
-Reward: +1 when the agent wins, -1 when it loses, 0 otherwise; an episode is also cut at
+Reward: +1 when the agent wins, -1 when it loses, 0 otherwise, including a draw (both sides' last
+Pokemon falling to one Explosion or to recoil: info["drawn"]); an episode is also cut at
 `max_decisions` (reward 0).
 
 Observation (float32[OBS_SIZE]), in this order:
@@ -155,8 +156,10 @@ class PokeJaxEnv:
         decisions = state.decisions + 1
         won = battle.ended & (battle.winner == jb.P1_WINS)
         lost = (battle.ended & (battle.winner == jb.P2_WINS)) | ~legal
+        # both sides' last Pokemon falling together (Explosion, recoil) is a draw: reward 0
+        drawn = battle.ended & (battle.winner == jb.NO_WINNER) & legal
         truncated = decisions >= params.max_decisions
-        done = won | lost | truncated
+        done = won | lost | drawn | truncated
         reward = jnp.where(won & legal, 1.0, jnp.where(lost, -1.0, 0.0)).astype(jnp.float32)
         next_state = EnvState(battle=battle, decisions=decisions, seed=state.seed)
         reset_obs, reset_state = self.reset(reset_key, params)
@@ -168,9 +171,10 @@ class PokeJaxEnv:
             "illegal_action": ~legal,
             "won": won & legal,
             "lost": lost,
+            "drawn": drawn,
             # the mask of the state the step ended in (before any auto-reset), with final_observation
             "final_legal_mask": jb.legal_actions(battle)[0],
-            "truncated": truncated & ~(won | lost),
+            "truncated": truncated & ~(won | lost | drawn),
             "final_observation": final_obs,
             # what the opponent chose (-1: nothing asked of it), so a battle can be replayed on Showdown
             "opponent_actions": jnp.stack([opponent_action, replacement]),

@@ -22,7 +22,55 @@ CATEGORIES = ("Physical", "Special", "Status")
 ALWAYS_HITS = 255  # accuracy sentinel for Showdown's `accuracy: true`
 # Statuses as the battle state stores them (0 = none); like Showdown, a Pokemon that faints has
 # status "fnt" until it leaves the field.
-STATUSES = ("", "par", "fnt", "brn", "psn", "slp", "frz")
+STATUSES = ("", "par", "fnt", "brn", "psn", "slp", "frz", "tox")
+# Stat stage columns (jax/boosts.py) and Showdown's boost keys for each: Gen 1's one Special stat is
+# Showdown's spa and spd, which every move changes together.
+BOOST_KEYS = (("atk",), ("def",), ("spa", "spd"), ("spe",), ("accuracy",), ("evasion",))
+# move_fixed_damage's marker for "damage: level" (Seismic Toss, Night Shade)
+LEVEL_DAMAGE = -1
+# move_hits' marker for Showdown's 2-5 hits, drawn as sample([2, 2, 2, 3, 3, 3, 4, 5])
+SAMPLED_HITS = -1
+# The volatiles the battle keeps for each active Pokemon (Showdown's volatile ids); stat-only ones
+# (minimize, defensecurl) are kept because Showdown keeps them and L3 compares the sets.
+VOLATILES = (
+    "reflect",
+    "lightscreen",
+    "focusenergy",
+    "mist",
+    "minimize",
+    "defensecurl",
+    "confusion",
+    "flinch",
+    "mustrecharge",
+    "leechseed",
+    "residualdmg",
+    "twoturnmove",
+    "invulnerability",
+    "substitute",
+)
+# Effects Showdown writes as code (callbacks such as damageCallback, onTryImmunity, onHit,
+# onMoveFail), not as data, and the moves that have them: the battle engine implements each.
+CODED_MOVES = {
+    "psywave": "psywave",
+    "superfang": "superfang",
+    "dreameater": "needs_sleeping_target",
+    "recover": "heal_half",
+    "softboiled": "heal_half",
+    "rest": "rest",
+    "jumpkick": "crash",
+    "highjumpkick": "crash",
+    "conversion": "conversion",
+    "leechseed": "fails_on_grass",
+    "razorwind": "charge",
+    "skullbash": "charge",
+    "skyattack": "charge",
+    "solarbeam": "charge",
+    "dig": "charge_invulnerable",
+    "fly": "charge_invulnerable",
+    "swift": "hits_invulnerable",
+    "substitute": "substitute",
+}
+CODED_EFFECTS = tuple(dict.fromkeys(CODED_MOVES.values()))
 # Showdown's Gen 1 Bide is typeless ("???"): an extra type, neutral against everything.
 TYPELESS = "???"
 
@@ -45,6 +93,19 @@ class Gen1Tables:
     move_secondary_status: np.ndarray  # int32 [166]: a damaging move's secondary status
     move_secondary_chance: np.ndarray  # int32 [166]: its chance in percent (0: none)
     move_ignores_immunity: np.ndarray  # bool [166]: type immunity skipped (Showdown's ignoreImmunity)
+    move_targets_self: np.ndarray  # bool [166]: Showdown's target "self"
+    move_fixed_damage: np.ndarray  # int32 [166]: Showdown's `damage` (0: none, LEVEL_DAMAGE: the user's level)
+    move_ohko: np.ndarray  # bool [166]
+    move_selfdestruct: np.ndarray  # bool [166]: the user faints after using it
+    move_recoil: np.ndarray  # int32 [166, 2]: recoil as a fraction of the damage dealt (0/1: none)
+    move_drain: np.ndarray  # int32 [166, 2]: the share of the damage dealt the user heals (0/1: none)
+    move_hits: np.ndarray  # int32 [166]: 1, a fixed number of hits, or SAMPLED_HITS for 2-5
+    move_coded_effect: np.ndarray  # int32 [166]: 1 + the index in CODED_EFFECTS (0: none)
+    move_volatile: np.ndarray  # int32 [166]: 1 + the index in VOLATILES of the volatile it gives (user or target)
+    move_secondary_volatile: np.ndarray  # int32 [166]: the same for a damaging move's secondary
+    move_self_volatile: np.ndarray  # int32 [166]: the same for its `self` effect (Hyper Beam's recharge)
+    move_boosts: np.ndarray  # int32 [166, 6]: a status move's stage changes, in BOOST_KEYS columns
+    move_secondary_boosts: np.ndarray  # int32 [166, 6]: a damaging move's secondary stage changes
     type_chart_x2: np.ndarray  # int32 [16, 16] attacking x defending, effectiveness times 2 (0, 1, 2, 4)
 
     def species_index(self, species_id: str) -> int:
@@ -115,5 +176,70 @@ def gen1_tables() -> Gen1Tables:
         move_ignores_immunity=column(
             lambda m: m["ignoreImmunity"] is True or (m["ignoreImmunity"] is None and m["category"] == "Status")
         ).astype(bool),
+        move_targets_self=column(lambda m: m["target"] == "self").astype(bool),
+        move_fixed_damage=column(_fixed_damage),
+        move_ohko=column(lambda m: m["ohko"]).astype(bool),
+        move_selfdestruct=column(lambda m: bool(m["selfdestruct"])).astype(bool),
+        move_recoil=_fraction_table(moves, "recoil"),
+        move_drain=_fraction_table(moves, "drain"),
+        move_hits=column(_hits),
+        move_coded_effect=column(
+            lambda m: CODED_EFFECTS.index(CODED_MOVES[m["id"]]) + 1 if m["id"] in CODED_MOVES else 0
+        ),
+        move_volatile=column(lambda m: _volatile_index(m["volatileStatus"])),
+        move_secondary_volatile=column(lambda m: _volatile_index((m["secondary"] or {}).get("volatileStatus"))),
+        move_self_volatile=column(lambda m: _volatile_index((m["self"] or {}).get("volatileStatus"))),
+        move_boosts=_boost_table(moves, lambda m: m["boosts"]),
+        move_secondary_boosts=_boost_table(moves, lambda m: (m["secondary"] or {}).get("boosts")),
         type_chart_x2=chart,
     )
+
+
+def _volatile_index(volatile: str | None) -> int:
+    return VOLATILES.index(volatile) + 1 if volatile in VOLATILES else 0
+
+
+def _fixed_damage(move: dict) -> int:
+    damage = move["damage"]
+    if damage is None:
+        return 0
+    if damage == "level":
+        return LEVEL_DAMAGE
+    if not isinstance(damage, int) or damage <= 0:
+        raise ValueError(f"{move['id']}: unexpected fixed damage {damage!r}")
+    return damage
+
+
+def _hits(move: dict) -> int:
+    hits = move["multihit"]
+    if hits is None:
+        return 1
+    if hits == [2, 5]:
+        return SAMPLED_HITS
+    if isinstance(hits, int):
+        return hits
+    raise ValueError(f"{move['id']}: multihit {hits!r} is not one Gen 1 knows")
+
+
+def _fraction_table(moves: list[dict], key: str) -> np.ndarray:
+    table = np.zeros((NUM_MOVES + 1, 2), dtype=np.int32)
+    table[:, 1] = 1
+    for m in moves:
+        if m[key]:
+            table[m["num"]] = m[key]
+    return table
+
+
+def _boost_table(moves: list[dict], getter) -> np.ndarray:
+    """int32[166, 6]: each move's stage changes in BOOST_KEYS columns (spa and spd must agree)."""
+    table = np.zeros((NUM_MOVES + 1, len(BOOST_KEYS)), dtype=np.int32)
+    for m in moves:
+        changes = getter(m) or {}
+        if changes.get("spa") != changes.get("spd"):
+            raise ValueError(f"{m['id']}: Gen 1 has one Special stat, but its spa and spd boosts differ")
+        for column, keys in enumerate(BOOST_KEYS):
+            table[m["num"], column] = changes.get(keys[0], 0)
+        unknown = set(changes) - {key for keys in BOOST_KEYS for key in keys}
+        if unknown:
+            raise ValueError(f"{m['id']}: boosts of unknown stats {sorted(unknown)}")
+    return table

@@ -356,6 +356,11 @@ class Showdown:
     def make_pokemon(self, sets: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
         return self.call("make_pokemon", sets=list(sets))
 
+    def gen1_boost(self, cases: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+        """Showdown's Gen 1 battle.boost on a scratch Pokemon, for each case's `stored`, `modified`
+        and `boosts` dicts and the `boost` to apply: the success, the stages and modified stats after."""
+        return self.call("gen1_boost", cases=list(cases))
+
     def gen1_random_battle_data(self) -> dict[str, Any]:
         return self.call("gen1_random_battle_data")
 

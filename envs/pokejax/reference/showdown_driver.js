@@ -21,6 +21,16 @@ console.log = (...args) => console.error(...args);
 const battles = new Map();
 let scratchBattle = null;
 
+// A Gen 1 battle for commands that need Showdown's Pokemon or battle methods outside a real battle;
+// returns its p1 active Pokemon.
+function scratchPokemon() {
+	if (!scratchBattle) {
+		const team = [{species: 'Mew', moves: ['pound'], level: 100}];
+		scratchBattle = new Battle({formatid: 'gen1customgame', p1: {name: 'p1', team}, p2: {name: 'p2', team}});
+	}
+	return scratchBattle.sides[0].pokemon[0];
+}
+
 function getBattle(name) {
 	const entry = battles.get(name);
 	if (!entry) throw new Error(`no battle named ${JSON.stringify(name)} (start it first)`);
@@ -69,6 +79,7 @@ function pokemonState(pokemon) {
 		position: pokemon.position,
 		types: pokemon.getTypes(),
 		storedStats: Object.fromEntries(STATS.map(s => [s, pokemon.storedStats[s]])),
+		speed: pokemon.speed,
 		modifiedStats: Object.fromEntries(STATS.map(s => [s, pokemon.modifiedStats ? pokemon.modifiedStats[s] : null])),
 		boosts: Object.fromEntries(BOOSTS.map(b => [b, pokemon.boosts[b]])),
 		moves: pokemon.moveSlots.map(slot => ({id: slot.id, pp: slot.pp, maxpp: slot.maxpp, disabled: !!slot.disabled})),
@@ -243,10 +254,7 @@ const commands = {
 
 	// Pokemon built by Showdown's own constructor on a scratch Gen 1 side: stats, HP and PP.
 	make_pokemon({sets}) {
-		if (!scratchBattle) {
-			const team = [{species: 'Mew', moves: ['pound'], level: 100}];
-			scratchBattle = new Battle({formatid: 'gen1customgame', p1: {name: 'p1', team}, p2: {name: 'p2', team}});
-		}
+		scratchPokemon();
 		return sets.map(set => {
 			const pokemon = new Pokemon(set, scratchBattle.sides[0]);
 			return {
@@ -256,6 +264,21 @@ const commands = {
 				ivs: pokemon.set.ivs,
 				moves: pokemon.moveSlots.map(slot => ({id: slot.id, pp: slot.pp, maxpp: slot.maxpp})),
 			};
+		});
+	},
+
+	// Gen 1 stat stage changes by Showdown's own battle.boost (the gen1 mod's boost and boostBy) on a
+	// scratch Pokemon whose stored and modified stats and stages are set as given.
+	gen1_boost({cases}) {
+		const pokemon = scratchPokemon();
+		return cases.map(({stored, modified, boosts, boost}) => {
+			Object.assign(pokemon.storedStats, stored);
+			Object.assign(pokemon.modifiedStats, modified);
+			Object.assign(pokemon.boosts, {atk: 0, def: 0, spa: 0, spd: 0, spe: 0, accuracy: 0, evasion: 0}, boosts);
+			pokemon.hp = pokemon.maxhp;
+			const success = scratchBattle.boost({...boost}, pokemon, pokemon, Dex.forGen(1).moves.get('growl'));
+			scratchBattle.log.length = 0;
+			return {success: !!success, boosts: {...pokemon.boosts}, modified: {...pokemon.modifiedStats}};
 		});
 	},
 
@@ -294,7 +317,7 @@ function gen1Data() {
 			boosts: m.boosts || null, self: m.self ? {boosts: m.self.boosts || null, volatileStatus: m.self.volatileStatus || null} : null,
 			secondary: m.secondary ? {chance: m.secondary.chance, status: m.secondary.status || null,
 				volatileStatus: m.secondary.volatileStatus || null, boosts: m.secondary.boosts || null} : null,
-			ohko: !!m.ohko, damage: m.damage === undefined ? null : m.damage,
+			ohko: !!m.ohko, selfdestruct: m.selfdestruct || null, damage: m.damage === undefined ? null : m.damage,
 			ignoreImmunity: m.ignoreImmunity === undefined ? null : m.ignoreImmunity,
 			flags: Object.keys(m.flags).sort(),
 		}));

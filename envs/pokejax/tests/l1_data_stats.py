@@ -42,9 +42,12 @@ def test_tables_hold_gen1_as_published():
     assert t.move_crit_ratio[t.move_index("slash")] == 2 and t.move_priority[t.move_index("quickattack")] == 1
     assert t.move_ids[NUM_MOVES] == "struggle" and len(t.species_ids) == NUM_SPECIES + 1
     # the battle engine's constants that name rows of these tables
-    assert battle.POISON_TYPE == t.types.index("Poison")
+    assert battle.POISON_TYPE == t.types.index("Poison") and battle.GHOST_TYPE == t.types.index("Ghost")
+    assert battle.GRASS_TYPE == t.types.index("Grass")
+    assert battle.STRUGGLE == t.move_index("struggle")
     statuses = (battle.PAR, battle.FNT, battle.BRN, battle.PSN, battle.SLP, battle.FRZ)
-    assert [STATUSES[i] for i in statuses] == ["par", "fnt", "brn", "psn", "slp", "frz"]
+    statuses += (battle.TOX,)
+    assert [STATUSES[i] for i in statuses] == ["par", "fnt", "brn", "psn", "slp", "frz", "tox"]
     assert (
         t.move_status[t.move_index("thunderwave")] == battle.PAR
         and t.move_status[t.move_index("poisongas")] == battle.PSN

@@ -146,14 +146,17 @@ def test_functional_env_batched_rollout():
         obs, state, reward, done, info = jax.vmap(env.step, in_axes=(0, 0, 0, None))(
             jax.random.split(step_key, batch), state, actions, params
         )
-        return state, (reward, done, info["illegal_action"], state.battle.prng_overflow)
+        ended_without_winner = info["drawn"] | info["truncated"]
+        return state, (reward, done, ended_without_winner, info["illegal_action"], state.battle.prng_overflow)
 
-    state, (reward, done, illegal, overflow) = jax.jit(lambda s, k: jax.lax.scan(one, s, jax.random.split(k, 300)))(
-        state, jax.random.PRNGKey(1)
-    )
+    state, (reward, done, no_winner, illegal, overflow) = jax.jit(
+        lambda s, k: jax.lax.scan(one, s, jax.random.split(k, 300))
+    )(state, jax.random.PRNGKey(1))
     assert int(done.sum()) > 64, "many battles finished"
     assert set(np.unique(np.asarray(reward)).tolist()) <= {-1.0, 0.0, 1.0}
-    assert np.array_equal(np.asarray(reward != 0), np.asarray(done))
+    # every end is a win or a loss, except a draw (both last Pokemon falling together) or a cut
+    assert np.array_equal(np.asarray((reward != 0) | no_winner), np.asarray(done))
+    assert not bool((no_winner & (reward != 0)).any())
     assert not bool(illegal.any()) and not bool(overflow.any())
     # an illegal action is a loss in the functional env: take a battle where something is illegal
     masks = np.asarray(jax.vmap(env.legal_mask)(state))

@@ -1,0 +1,110 @@
+"""L2: scripted battles that set up one interaction each (Mist against stat drops, a Substitute
+under recoil, drain, multi-hit and confusion, Toxic with Leech Seed and Rest, Dig and Fly against
+Swift, Hyper Beam's recharge against sleep and flinch, Struggle), played on Showdown and on the JAX
+engine from several seeds and compared after every decision, as L3 compares random battles.
+
+Each side plays its scripted action whenever it is legal and a random legal one otherwise, so the
+interactions recur across turns, switches and faints. Every scenario must actually produce its
+interaction in at least one of its seeds (counted from Showdown's log), or the test fails."""
+
+from __future__ import annotations
+
+import collections
+
+import numpy as np
+import pytest
+
+from envs.pokejax import l3_battles
+from envs.pokejax.jax.tables import gen1_tables
+from envs.pokejax.tests.components import POKEJAX
+
+SEEDS = ("sodium,{:032x}", "gen5,{:016x}", "sodium,{:032x}", "gen5,{:016x}")
+FILLER = ("rattata", ["tackle", "quickattack"])
+
+
+def _team(members: list[tuple[str, list[str]]], level: int) -> l3_battles.Team:
+    """Six Pokemon: the scenario's, then fillers; best DVs and stat experience."""
+    t = gen1_tables()
+    members = members + [FILLER] * (6 - len(members))
+    moves = np.zeros((6, 4), dtype=np.int64)
+    for i, (_, known) in enumerate(members):
+        moves[i, : len(known)] = [t.move_index(m) for m in known]
+    return l3_battles.Team(
+        species=np.array([t.species_index(s) for s, _ in members]),
+        level=np.full(6, level),
+        moves=moves,
+        ivs=np.full((6, 5), 30),
+        evs=np.full((6, 5), 255),
+    )
+
+
+# name: (p1 members, p2 members, p1 script, p2 script, the event it must produce)
+SCENARIOS = {
+    "mist": (
+        [("mewtwo", ["mist", "psychic", "recover"])],
+        [("machamp", ["growl", "leer", "screech", "sandattack"])],
+        [0, 1, 1, 2, 1, 1],
+        [0, 1, 2, 3],
+        "Mist blocking a drop",
+    ),
+    "substitute": (
+        [("alakazam", ["substitute", "psychic", "recover", "confuseray"])],
+        # a weak attacker, so that hits land on the substitute without breaking it
+        [("caterpie", ["doubleedge", "pinmissile", "absorb", "psybeam"]), ("tauros", ["doubleedge", "hyperbeam"])],
+        [0, 2, 1, 0, 3],
+        [0, 1, 2, 3],
+        "substitute hit",
+    ),
+    "toxic and leech seed": (
+        [("venusaur", ["toxic", "leechseed", "razorleaf", "rest"])],
+        [("snorlax", ["rest", "bodyslam", "toxic", "leechseed"])],
+        [0, 1, 2, 2, 3, 2],
+        [1, 1, 0, 2, 3],
+        "leech seed",
+    ),
+    "dig and fly": (
+        [("dugtrio", ["dig", "slash"]), ("pidgeot", ["fly", "quickattack"])],
+        [("starmie", ["swift", "thunderwave", "surf"])],
+        [0, 0, 1, 0],
+        [1, 0, 2, 0],
+        "two-turn charge",
+    ),
+    "hyper beam": (
+        [("tauros", ["hyperbeam", "bodyslam"])],
+        # a bulky target, so that Hyper Beam leaves it standing and its user must recharge
+        [("chansey", ["sing", "softboiled", "headbutt"]), ("dodrio", ["hyperbeam", "drillpeck"])],
+        [0, 0, 1, 0],
+        [2, 0, 1, 2],
+        "Hyper Beam recharge",
+    ),
+    "struggle": (
+        # one move with 8 PP, used whenever possible
+        [("mewtwo", ["skyattack"])],
+        [("chansey", ["softboiled", "splash"])],
+        [0],
+        [0, 1],
+        "Struggle",
+    ),
+}
+
+
+@POKEJAX.covers("battle")
+@pytest.mark.parametrize("name", list(SCENARIOS))
+def test_scenario_equals_showdown(showdown, name):
+    p1, p2, p1_script, p2_script, event = SCENARIOS[name]
+    counts: collections.Counter = collections.Counter()
+    for i, seed_format in enumerate(SEEDS):
+        index = 9000 + 10 * list(SCENARIOS).index(name) + i
+        seed = seed_format.format(index * 0x9E3779B97F4A7C15 % 2 ** (128 if seed_format[0] == "s" else 64))
+        teams = [_team(p1, 100), _team(p2, 100)]
+        l3_battles.play_teams(
+            showdown,
+            index,
+            seed,
+            teams,
+            np.random.default_rng(index),
+            max_decisions=150,
+            counts=counts,
+            preferred=[p1_script, p2_script],
+        )
+    assert counts[event] > 0, f"the {name!r} scenario never produced {event!r}: {dict(counts)}"
