@@ -116,9 +116,11 @@ STRUGGLE = NUM_MOVES  # Struggle's move number (the last of Gen 1's), checked by
 POISON_TYPE = 11  # tables.TYPES.index("Poison"), checked by a test
 FULL_PARALYSIS_CHANCE = 63  # out of 256, Showdown's gen1 par onBeforeMove
 # The most draws one step can make: the action-order tie (1), BeforeTurn and its Update (2), two
-# moves with full paralysis, accuracy, crit, damage roll, secondary and Update (6 each), the
-# residual's Update (1).
-STEP_DRAWS = 16  # + full paralysis and a secondary roll for each of the two moves
+# moves with up to 8 each (confusion's and paralysis's checks, accuracy, the crit and the roll, a
+# secondary's chance, the length of the confusion it starts, the Update after it; a 2-5 hit
+# count, Psywave's damage, Rest's and sleep's lengths replace some of these and never add to
+# them), the residual's Update (1). Replacements on both sides make at most 5.
+STEP_DRAWS = 20
 START_DRAWS = 4
 # stat columns of `stats` (tables.STAT_NAMES)
 HP, ATK, DEF, SPC, SPE = range(5)
