@@ -19,6 +19,7 @@ Episodes end with terminated=True (a win or a loss) or truncated=True after max_
 
 from __future__ import annotations
 
+import functools
 from typing import Any, Optional
 
 import gymnasium
@@ -30,10 +31,19 @@ from gymnasium import spaces
 from .jax import battle as jb
 from .jax import prng
 from .jax.env import OBS_SIZE, EnvParams, PokeJaxEnv, encode_observation, random_legal_action
-from .jax.tables import gen1_tables
+from .jax.tables import BOOST_KEYS, STATUSES, VOLATILES, gen1_tables
 from .showdown_io import choice_string, showdown_legal, showdown_sets
 
 ILLEGAL_ACTION_MODES = ("raise", "lose")
+
+
+@functools.cache
+def _shared_env(kind: str) -> tuple[PokeJaxEnv, Any, Any, Any, Any]:
+    """One functional env and its jitted reset, step, teams and observation encoder per PRNG kind,
+    shared by every Gymnasium env of the process: a jit compiles once per function object, and the
+    battle step takes most of a minute to compile on a CPU."""
+    env = PokeJaxEnv(kind)
+    return env, jax.jit(env.reset), jax.jit(env.step), jax.jit(env.teams), jax.jit(encode_observation)
 
 
 def _validate_action(action: Any) -> int:
@@ -55,7 +65,7 @@ class _PokeEnvBase(gymnasium.Env):
         self.kind = kind
         self.illegal_action = illegal_action
         self.params = EnvParams(max_decisions=max_decisions)
-        self.jax_env = PokeJaxEnv(kind)
+        self.jax_env, self._jit_reset, self._jit_step, self._jit_teams, self._jit_encode = _shared_env(kind)
         self.observation_space = spaces.Box(low=0.0, high=1.0, shape=(OBS_SIZE,), dtype=np.float32)
         self.action_space = spaces.Discrete(jb.NUM_ACTIONS)
         self._key: Optional[jax.Array] = None
@@ -109,12 +119,10 @@ class PokeJaxGymEnv(_PokeEnvBase):
 
     def __init__(self, **kwargs: Any):
         super().__init__(**kwargs)
-        self._reset = jax.jit(self.jax_env.reset)
-        self._step = jax.jit(self.jax_env.step)
 
     def reset(self, *, seed: Optional[int] = None, options: Optional[dict] = None):
         super().reset(seed=seed)
-        obs, self._state = self._reset(self._start(seed), self.params)
+        obs, self._state = self._jit_reset(self._start(seed), self.params)
         self._mask = np.asarray(self.jax_env.legal_mask(self._state))
         self._last_obs = np.asarray(obs)
         return self._last_obs.copy(), {"legal_mask": self._mask.copy()}
@@ -123,7 +131,7 @@ class PokeJaxGymEnv(_PokeEnvBase):
         value, legal = self._check(action)
         if not legal:
             return self._lose_for_illegal()
-        _, self._state, _, _, info = self._step(self._next_key(), self._state, jnp.int32(value), self.params)
+        _, self._state, _, _, info = self._jit_step(self._next_key(), self._state, jnp.int32(value), self.params)
         reward, terminated, truncated = self._finish(bool(info["won"]), bool(info["lost"]), bool(info["drawn"]))
         self._last_obs = np.asarray(info["final_observation"])
         self._mask = np.asarray(info["final_legal_mask"])
@@ -144,8 +152,6 @@ class PokeShowdownGymEnv(_PokeEnvBase):
         from .reference.showdown import Showdown
 
         self._showdown = Showdown(auto_restart=True)
-        self._teams = jax.jit(self.jax_env.teams)
-        self._encode = jax.jit(encode_observation)
         self._battle: Optional[str] = None
         self._count = 0
 
@@ -158,6 +164,9 @@ class PokeShowdownGymEnv(_PokeEnvBase):
         types = np.array(
             [[[t.types.index(p["types"][0]), t.types.index(p["types"][-1])] for p in side["pokemon"]] for side in sides]
         )
+        status = np.array([[STATUSES.index(p["status"]) for p in side["pokemon"]] for side in sides])
+        boosts = np.array([[side["pokemon"][0]["boosts"][keys[0]] for keys in BOOST_KEYS] for side in sides])
+        volatiles = np.array([[v in side["pokemon"][0]["volatiles"] for v in VOLATILES] for side in sides])
         active = sides[0]["pokemon"][0]
         moves = np.zeros(jb.NUM_MOVE_SLOTS, dtype=np.int32)
         pp = np.zeros(jb.NUM_MOVE_SLOTS, dtype=np.int32)
@@ -165,7 +174,20 @@ class PokeShowdownGymEnv(_PokeEnvBase):
             moves[i], pp[i] = t.move_index(move["id"]), move["pp"]
         self._snap = snap
         self._mask = showdown_legal(snap["requests"][0])
-        obs = self._encode(self.jax_env.tables, hp, max_hp, level, types, moves, pp, self._mask, snap["turn"])
+        obs = self._jit_encode(
+            self.jax_env.tables,
+            hp,
+            max_hp,
+            level,
+            types,
+            status,
+            boosts,
+            volatiles,
+            moves,
+            pp,
+            self._mask,
+            snap["turn"],
+        )
         self._last_obs = np.asarray(obs)
         return self._last_obs.copy()
 
@@ -177,7 +199,7 @@ class PokeShowdownGymEnv(_PokeEnvBase):
     def reset(self, *, seed: Optional[int] = None, options: Optional[dict] = None):
         super().reset(seed=seed)
         self._end_battle()
-        seed_words, species, level, moves, ivs, evs = jax.device_get(self._teams(self._start(seed), self.params))
+        seed_words, species, level, moves, ivs, evs = jax.device_get(self._jit_teams(self._start(seed), self.params))
         self._count += 1
         self._battle = f"gym-{self._count}"
         snap = self._showdown.start(

@@ -790,13 +790,16 @@ def _run_action(
     switch_draws = _each_event(draws, switched)  # Update after the switch action
     # runSwitch: unless its side had a faint this turn, a burned or poisoned Pokemon coming in
     # loses 1/16 of its max HP (Showdown's Gen 1-2 AfterSwitchInSelf)
-    hurt = ~replacement & ((switched.status[side, 0] == BRN) | (switched.status[side, 0] == PSN))
+    hurt = (not replacement) & ((switched.status[side, 0] == BRN) | (switched.status[side, 0] == PSN))
     loss = jnp.where(hurt, jnp.maximum(switched.stats[side, 0, HP] // 16, 1), 0)
     incoming_hp = jnp.maximum(switched.hp[side, 0] - loss, 0)
     switched = switched.replace(hp=switched.hp.at[side, 0].set(incoming_hp))
     switch_fainted = incoming_hp == 0
     switched = _select(switch_fainted, _faint(switched, jnp.arange(NUM_SIDES) == side, tables), switched)
     switch_draws = _select(switch_fainted, switch_draws, _each_event(switch_draws, switched))  # Update after runSwitch
+    if replacement:  # a replacement is always a switch: no move code to compile
+        state, draws = _select(run, (switched, switch_draws), (state, draws))
+        return state, draws, run & ~switch_fainted
     moved, move_draws, fainted = _move_action(draws, state, side, run & ~is_switch, tables)
     # a faint asks for the replacements before the Update
     move_fainted = jnp.any(fainted)
@@ -872,8 +875,14 @@ def _full_turn(
     draws = _each_event(draws, state)  # beforeTurn: eachEvent('BeforeTurn')
     draws = _each_event(draws, state)  # and the Update after it
     first = jnp.where(p1_first, 0, 1)
-    state, draws, goes_on = _run_action(draws, state, first, actions[first], jnp.bool_(True), tables)
-    state, draws, goes_on = _run_action(draws, state, 1 - first, actions[1 - first], goes_on, tables)
+
+    # the two actions in turn order; a scan compiles the (large) move code once, not twice
+    def run_next(carry, order):
+        state, draws, goes_on = carry
+        side = jnp.where(order == 0, first, 1 - first)
+        return _run_action(draws, state, side, actions[side], goes_on, tables), None
+
+    (state, draws, goes_on), _ = jax.lax.scan(run_next, (state, draws, jnp.bool_(True)), jnp.arange(NUM_SIDES))
     # the residual action (updateSpeed, no residual effects yet, its Update), then endTurn
     residual = _update_speeds(state)
     # the Residual event ends flinch (its duration is one turn), but only in a turn that reaches it

@@ -23,11 +23,19 @@ Pokemon falling to one Explosion or to recoil: info["drawn"]); an episode is als
 Observation (float32[OBS_SIZE]), in this order:
   for p1 then p2, for each of the 6 team slots in Showdown's order (slot 1 active):
       hp / max hp, alive (0/1), level / 100, the Pokemon's types as a 16-way two-hot (one-hot when
-      single-typed)                                                           6 x 2 x 19 = 228
-  for each of p1's active Pokemon's 4 move slots: power / 150, accuracy / 100 (1 for never-miss),
-      the move's type one-hot (16), physical (0/1), special (0/1), PP / max PP           4 x 21 = 84
+      single-typed), its status one-hot (par, brn, psn, slp, frz, tox; all 0 when healthy or
+      fainted)                                                                6 x 2 x 25 = 300
+  for p1's then p2's active Pokemon: its six stat stages (atk, def, special, spe, accuracy,
+      evasion) as (stage + 6) / 12, and its side's volatiles (tables.VOLATILES: reflect, light
+      screen, focus energy, mist, minimize, defense curl, confusion, flinch, must recharge,
+      leech seed, toxic's counter running, a charged two-turn move, Dig/Fly invulnerability,
+      substitute) as 0/1                                                      2 x 20 = 40
+  for each of p1's active Pokemon's 4 move slots: power / 200 (Gen 1's strongest, Explosion, is
+      170; fixed-damage and OHKO moves are 0), accuracy / 100 (1 for never-miss), the move's type
+      one-hot (16), physical (0/1), special (0/1), PP / max PP                4 x 21 = 84
   the legal-action mask (9), and min(turn, 1000) / 1000 (1)                                   10
-Every feature lies in [0, 1].
+Every feature lies in [0, 1]. The battle is fully observed: p2's whole team is visible, as are
+its HP and statuses, which Showdown would show a player only once revealed.
 """
 
 from __future__ import annotations
@@ -38,13 +46,23 @@ from flax import struct
 
 from envs.pokejax.jax import battle as jb
 from envs.pokejax.jax import prng, stats
-from envs.pokejax.jax.tables import ALWAYS_HITS, NUM_SPECIES, gen1_tables
+from envs.pokejax.jax.tables import ALWAYS_HITS, BOOST_KEYS, NUM_SPECIES, STATUSES, VOLATILES, gen1_tables
 
 NUM_TYPES = 16
 MAX_TURN_FEATURE = 1000
-POKEMON_FEATURES = 3 + NUM_TYPES
+POWER_SCALE = 200
+MAX_STAGE = 6
+# the statuses that get a feature (the indices in STATUSES of par, brn, psn, slp, frz, tox)
+OBSERVED_STATUSES = tuple(STATUSES.index(s) for s in ("par", "brn", "psn", "slp", "frz", "tox"))
+POKEMON_FEATURES = 3 + NUM_TYPES + len(OBSERVED_STATUSES)
+ACTIVE_FEATURES = len(BOOST_KEYS) + len(VOLATILES)
 MOVE_FEATURES = 5 + NUM_TYPES
-OBS_SIZE = jb.NUM_SIDES * jb.TEAM_SIZE * POKEMON_FEATURES + jb.NUM_MOVE_SLOTS * MOVE_FEATURES + jb.NUM_ACTIONS + 1
+OBS_SIZE = (
+    jb.NUM_SIDES * (jb.TEAM_SIZE * POKEMON_FEATURES + ACTIVE_FEATURES)
+    + jb.NUM_MOVE_SLOTS * MOVE_FEATURES
+    + jb.NUM_ACTIONS
+    + 1
+)
 
 
 @struct.dataclass
@@ -191,6 +209,9 @@ class PokeJaxEnv:
             b.stats[..., jb.HP],
             b.level,
             b.types,
+            b.status,
+            b.boosts,
+            b.volatiles,
             b.moves[0, 0],
             b.pp[0, 0],
             self.legal_mask(state),
@@ -198,29 +219,36 @@ class PokeJaxEnv:
         )
 
 
-def encode_observation(tables, hp, max_hp, level, types, active_moves, active_pp, legal_mask, turn):
+def encode_observation(
+    tables, hp, max_hp, level, types, status, boosts, volatiles, active_moves, active_pp, legal_mask, turn
+):
     """The observation vector (module docstring) from plain arrays, so that the Showdown backend
     (gym_envs.py) encodes Showdown's state with this very function.
 
-    hp, max_hp, level: [2, 6]; types: [2, 6, 2]; active_moves, active_pp: [4] (p1's active Pokemon);
-    legal_mask: [9]; turn: scalar; tables: battle.Tables."""
+    hp, max_hp, level, status (index in STATUSES): [2, 6]; types: [2, 6, 2]; boosts: [2, 6] (the
+    active Pokemon's stages in BOOST_KEYS order); volatiles: bool [2, len(VOLATILES)];
+    active_moves, active_pp: [4] (p1's active Pokemon); legal_mask: [9]; turn: scalar;
+    tables: battle.Tables."""
     type_hot = (types[..., :, None] == jnp.arange(NUM_TYPES)).any(axis=-2)  # [2, 6, 16]
+    status_hot = status[..., None] == jnp.asarray(OBSERVED_STATUSES)  # [2, 6, 6]
     pokemon = jnp.concatenate(
         [
             (hp / jnp.maximum(max_hp, 1))[..., None],
             (hp > 0)[..., None],
             (level / 100)[..., None],
             type_hot,
+            status_hot,
         ],
         axis=-1,
     )
+    active = jnp.concatenate([(boosts + MAX_STAGE) / (2 * MAX_STAGE), volatiles], axis=-1)  # [2, 20]
     accuracy = tables.move_accuracy[active_moves]
     max_pp = jnp.maximum(stats.max_pp(tables.move_pp[active_moves]), 1)
     category = tables.move_category[active_moves]
     move_features = (
         jnp.concatenate(
             [
-                (tables.move_power[active_moves] / 150)[:, None],
+                (tables.move_power[active_moves] / POWER_SCALE)[:, None],
                 jnp.where(accuracy == ALWAYS_HITS, 1.0, accuracy / 100)[:, None],
                 tables.move_type[active_moves][:, None] == jnp.arange(NUM_TYPES),
                 (category == 0)[:, None],
@@ -234,6 +262,7 @@ def encode_observation(tables, hp, max_hp, level, types, active_moves, active_pp
     return jnp.concatenate(
         [
             pokemon.reshape(-1).astype(jnp.float32),
+            active.reshape(-1).astype(jnp.float32),
             move_features.reshape(-1).astype(jnp.float32),
             jnp.asarray(legal_mask).astype(jnp.float32),
             (jnp.minimum(turn, MAX_TURN_FEATURE) / MAX_TURN_FEATURE).reshape(1).astype(jnp.float32),

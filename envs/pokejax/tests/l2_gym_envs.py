@@ -12,7 +12,9 @@ from gymnasium.utils.env_checker import check_env
 
 import envs.pokejax  # noqa: F401  (registers the ids)
 from envs.pokejax.jax import battle as jb
-from envs.pokejax.jax.env import OBS_SIZE, PokeJaxEnv, random_legal_action
+from envs.pokejax.jax import stats
+from envs.pokejax.jax.env import OBS_SIZE, PokeJaxEnv, encode_observation, random_legal_action
+from envs.pokejax.jax.tables import BOOST_KEYS, STATUSES, VOLATILES, gen1_tables
 from envs.pokejax.tests.components import POKEJAX
 
 IDS = ["envport/PokeJax-v0", "envport/PokeShowdown-v0"]
@@ -54,6 +56,39 @@ def _equal(a: list, b: list) -> bool:
 @pytest.mark.parametrize("env_id", IDS)
 def test_check_env(both, env_id):
     check_env(both[env_id].unwrapped, skip_render_check=True)
+
+
+@POKEJAX.covers("battle")
+def test_every_move_status_stage_and_volatile_encodes_inside_the_observation_space(both):
+    """The extremes check_env's few resets may never meet: each of the supported moves in p1's
+    slots (Explosion's 170 power, PP 0 and full), each status, stages -6 and +6, every volatile."""
+    env = both["envport/PokeJax-v0"].unwrapped
+    t = gen1_tables()
+    tables = env.jax_env.tables
+    moves = np.array([t.move_index(m) for m in jb.SUPPORTED_MOVES])
+    moves = np.concatenate([moves, np.zeros((-len(moves)) % jb.NUM_MOVE_SLOTS, dtype=moves.dtype)])
+    shape = (jb.NUM_SIDES, jb.TEAM_SIZE)
+    for index, slots in enumerate(moves.reshape(-1, jb.NUM_MOVE_SLOTS)):
+        stage = 6 if index % 2 else -6
+        max_pp = np.asarray(stats.max_pp(tables.move_pp[slots]))
+        obs = np.asarray(
+            encode_observation(
+                tables,
+                hp=np.full(shape, 1 + index % 2),
+                max_hp=np.full(shape, 2),
+                level=np.full(shape, 100),
+                types=np.full((*shape, 2), index % 15),
+                status=np.full(shape, index % len(STATUSES)),
+                boosts=np.full((jb.NUM_SIDES, len(BOOST_KEYS)), stage),
+                volatiles=np.full((jb.NUM_SIDES, len(VOLATILES)), index % 2 == 0),
+                active_moves=slots,
+                active_pp=max_pp * (index % 2),
+                legal_mask=np.ones(jb.NUM_ACTIONS, dtype=bool),
+                turn=1000 * index,
+            )
+        )
+        assert obs in env.observation_space, [t.move_ids[i] for i in slots]
+        assert obs.min() == 0.0 and obs.max() == 1.0
 
 
 @POKEJAX.covers("battle")

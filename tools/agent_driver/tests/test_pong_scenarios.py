@@ -53,8 +53,10 @@ def _check_converged(root, result):
 def test_l1_catches_the_bug_and_names_the_component(tmp_path):
     root = pong_repo(tmp_path / "repo", {"l1": ["envs/pong/tests/l1_components.py"], "l2": L2, "l3": L3})
     install_agent(root)
+    # bounce is named first (its tests come first); hypothesis's observation test, which steps random
+    # states with a moving paddle, sometimes meets the bug too and then is named after it
     scenario = write_scenario(tmp_path, _rounds(["# Repair pong / pong: L1 fails", "[pong/bounce]",
-                                                 "The failing component: **bounce**"]))
+                                                 "The failing component: **bounce"]))
     result = run_driver(root, scenario, "translate", "envs/pong")
     lock = _check_converged(root, result)
     assert "L1 failed" in result.stdout and "component: bounce" in result.stdout
