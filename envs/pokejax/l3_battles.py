@@ -1,8 +1,8 @@
 """L3 for PokeJAX: battles played on Showdown and on the JAX engine from the same seed and the same
 random legal choices, compared after every decision: the PRNG state, the turn, every Pokemon's
-species (in Showdown's current team order), HP, PP, status (and sleep counter), modified speed, the
-legal actions,
-the end and the winner.
+species (in Showdown's current team order), HP, PP, status (and sleep counter), stored, modified
+and cached stats, stages, volatiles and their counters, types, each side's last selected move and
+slot, the battle's lastDamage, the legal actions, the end and the winner.
 
 Battles are within jax/battle.py's scope: two teams of six random species with random levels
 (50-100), DVs and stat experience, each knowing four random SUPPORTED_MOVES (damage-only moves and
@@ -39,6 +39,11 @@ VOLATILE_COUNTERS = (
     ("confusion", "time", "confusion_turns"),
     ("residualdmg", "counter", "toxic_counter"),
     ("substitute", "hp", "substitute_hp"),
+    ("disable", "time", "disable_turns"),
+    ("disable", "slotIndex", "disable_slot"),
+    ("lockedmove", "time", "locked_turns"),
+    ("lockedmove", "accuracy", "locked_accuracy"),
+    ("rage", "accuracy", "locked_accuracy"),
 )
 # Showdown's modifiedStats keys and the JAX column each is compared with (spa and spd: Special)
 MODIFIED_COLUMNS = {"atk": jb.ATK, "def": jb.DEF, "spa": jb.SPC, "spd": jb.SPC, "spe": jb.SPE}
@@ -79,8 +84,30 @@ def compare(snap: dict[str, Any], state: jb.BattleState, kind: str) -> list[str]
         diffs.append(f"prng: showdown {s['prng']} jax {ours_seed}")
     if s["turn"] != int(state.turn):
         diffs.append(f"turn: showdown {s['turn']} jax {int(state.turn)}")
+    if s["lastDamage"] != int(state.last_damage):
+        diffs.append(f"lastDamage: showdown {s['lastDamage']} jax {int(state.last_damage)}")
     for side in range(2):
-        for slot, p in enumerate(s["sides"][side]["pokemon"]):
+        side_state = s["sides"][side]
+        last = int(state.last_move[side])
+        ours_last = "cannotmove" if bool(state.cannot_move[side]) else t.move_ids[last] if last else "nomove"
+        if side_state["lastSelectedMove"] != ours_last:
+            diffs.append(f"p{side + 1} lastSelectedMove: showdown {side_state['lastSelectedMove']} jax {ours_last}")
+        seen = int(state.enemy_selected[side])
+        ours_seen = "cannotmove" if seen == jb.CANNOT_MOVE else t.move_ids[seen] if seen else "nomove"
+        if side_state["lastEnemySelectedMove"] != ours_seen:
+            diffs.append(
+                f"p{side + 1} lastEnemySelectedMove: showdown {side_state['lastEnemySelectedMove']} jax {ours_seen}"
+            )
+        used = int(state.last_used[side])
+        ours_used = "fissure" if used == jb.NOMOVE_USED else t.move_ids[used] if used else None
+        if side_state["lastEnemyMove"] != ours_used:
+            diffs.append(f"p{side + 1} lastEnemyMove: showdown {side_state['lastEnemyMove']} jax {ours_used}")
+        if side_state["lastSelectedMoveSlot"] != int(state.last_slot[side]):
+            diffs.append(
+                f"p{side + 1} lastSelectedMoveSlot: showdown {side_state['lastSelectedMoveSlot']} "
+                f"jax {int(state.last_slot[side])}"
+            )
+        for slot, p in enumerate(side_state["pokemon"]):
             where = f"p{side + 1} slot {slot + 1}"
             ours_species = t.species_ids[int(state.species[side, slot])]
             if p["species"] != ours_species:
@@ -175,13 +202,35 @@ EVENTS = (
     ("faint", r"^\|faint\|"),
     ("tie", r"^\|tie$"),
     ("type change (Conversion)", r"^\|-start\|[^|]*\|typechange"),
+    ("Haze", r"^\|-activate\|[^|]*\|move: Haze"),
+    ("Disable started", r"^\|-start\|[^|]*\|Disable"),
+    ("a disabled move stopped", r"^\|cant\|[^|]*\|Disable"),
+    ("Thrash / Petal Dance lock ended in confusion", r"^\|-start\|[^|]*\|confusion\|\[silent\]"),
 )
+# a Counter that hit (the line after its |move| is neither a failure nor a miss)
+COUNTER_EVENT = "Counter hit"
+RAGE_EVENT = "Rage boost"
+
+
+def _rage_boosts(before: dict[str, Any], after: dict[str, Any]) -> int:
+    """Attack stages a raging Pokemon gained between two snapshots (the same Pokemon raging in both)."""
+    gained = 0
+    for old_side, new_side in zip(before["state"]["sides"], after["state"]["sides"], strict=True):
+        old, new = old_side["pokemon"][0], new_side["pokemon"][0]
+        if old["species"] == new["species"] and "rage" in old["volatiles"] and "rage" in new["volatiles"]:
+            gained += max(new["boosts"]["atk"] - old["boosts"]["atk"], 0)
+    return gained
+
+
+# counted from the state after each decision: a side whose last selected move is "cannotmove"
+CANNOT_MOVE_EVENT = "cannotmove (Haze cured a sleeping or frozen foe)"
 
 
 def tally(log: list[str], counts: collections.Counter) -> None:
     """Add one turn's log to `counts`: EVENTS, and "move:<id>" for every move used. A `split`
     line is followed by a private and a public copy of the same message; only the first counts."""
     skip = False
+    previous = ""
     for line in log:
         if skip:
             skip = False
@@ -194,6 +243,9 @@ def tally(log: list[str], counts: collections.Counter) -> None:
                 counts[name] += 1
         if line.startswith("|move|"):
             counts["move:" + re.sub(r"[^a-z0-9]", "", line.split("|")[3].lower())] += 1
+        if re.match(r"^\|move\|[^|]*\|Counter\|", previous) and not re.match(r"^\|-(fail|miss)\|", line):
+            counts[COUNTER_EVENT] += 1
+        previous = line
         skip = line.startswith("|-damage|") or line.startswith("|switch|") or line.startswith("|-heal|")
 
 
@@ -265,6 +317,7 @@ def play_teams(
     )
     step = _jitted_step(kind)
     history: list[tuple[int, int]] = []
+    previous = snap
     try:
         for decision in range(max_decisions):
             host_state = jax.device_get(state)
@@ -278,6 +331,11 @@ def play_teams(
                     )
             if counts is not None:
                 tally(snap["log"], counts)
+                counts[CANNOT_MOVE_EVENT] += sum(
+                    side_state["lastSelectedMove"] == "cannotmove" for side_state in snap["state"]["sides"]
+                )
+                counts[RAGE_EVENT] += _rage_boosts(previous, snap)
+            previous = snap
             if diffs:
                 raise L3Divergence(
                     {
@@ -333,7 +391,8 @@ def main() -> None:
                 raise SystemExit(1) from None
             print(f"battle {i}: equal after every decision: {result}")
     if args.tally:
-        print("events:", ", ".join(f"{name} {counts[name]}" for name, _ in EVENTS))
+        names = [name for name, _ in EVENTS] + [COUNTER_EVENT, RAGE_EVENT, CANNOT_MOVE_EVENT]
+        print("events:", ", ".join(f"{name} {counts[name]}" for name in names))
         used = {name[5:] for name in counts if name.startswith("move:")} - {"struggle"}
         print(f"moves used: {len(used)} of {len(jb.SUPPORTED_MOVES)} supported")
         unused = sorted(set(jb.SUPPORTED_MOVES) - used)

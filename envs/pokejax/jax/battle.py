@@ -1,14 +1,14 @@
 """A Gen 1 singles battle as Showdown runs it, as pure JAX functions over fixed-size arrays.
 
-Scope of this version: battles whose teams know only SUPPORTED_MOVES, 148 of Gen 1's 165 moves
-(the lists below say which mechanics each group brings): switching, fainting and forced switches
-(one side or both), battle end (a draw when both last Pokemon fall together, and the Endless
-Battle Clause's Gen 1 rule and turn limit), Struggle; the damage formula and everything around it
-(PLAIN_MOVES, DAMAGE_VARIANT_MOVES); the five statuses and toxic; stat stages (boosts.py); the
-volatiles in tables.VOLATILES (screens, Focus Energy, Mist, confusion, flinch, Hyper Beam's
-recharge, Leech Seed, Toxic's counter, two-turn moves and Dig/Fly's invulnerability). Not yet:
-Bide, the partial trapping moves, Counter, Disable, Haze, Metronome, Mimic, Mirror Move, Rage,
-Substitute, Thrash/Petal Dance, Transform.
+Scope of this version: battles whose teams know only SUPPORTED_MOVES, 155 of Gen 1's 164
+selectable moves (the lists below say which mechanics each group brings): switching, fainting and
+forced switches (one side or both), battle end (a draw when both last Pokemon fall together, and
+the Endless Battle Clause's Gen 1 rule and turn limit), Struggle; the damage formula and everything
+around it (PLAIN_MOVES, DAMAGE_VARIANT_MOVES); the five statuses and toxic; stat stages (boosts.py);
+the volatiles in tables.VOLATILES (screens, Focus Energy, Mist, confusion, flinch, Hyper Beam's
+recharge, Leech Seed, Toxic's counter, two-turn moves and Dig/Fly's invulnerability, Substitute,
+Disable, Thrash's and Rage's locks); Haze; Counter with battle.lastDamage and each side's choice
+memory. Not yet: Bide, the partial trapping moves, Metronome, Mimic, Mirror Move, Transform.
 
 Showdown's side.pokemon is kept in Showdown's own order, which a switch changes by swapping the
 active Pokemon (slot 0) with the one switched in: "switch N" means slot N-1 of that order, and the
@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 from flax import struct
 
 from envs.pokejax.jax import boosts as stages
@@ -75,6 +76,8 @@ OHKO_DAMAGE = 65535
     CHARGE_INVULNERABLE,
     HITS_INVULNERABLE,
     MAKE_SUBSTITUTE,
+    HAZE,
+    COUNTER_EFFECT,
 ) = (
     CODED_EFFECTS.index(effect) + 1
     for effect in (
@@ -90,6 +93,8 @@ OHKO_DAMAGE = 65535
         "charge_invulnerable",
         "hits_invulnerable",
         "substitute",
+        "haze",
+        "counter",
     )
 )
 GRASS_TYPE = 7  # tables.TYPES.index("Grass"), checked by a test
@@ -108,11 +113,29 @@ REFLECT, LIGHT_SCREEN, FOCUS_ENERGY, MIST, CONFUSION, FLINCH, MUST_RECHARGE, LEE
     )
 )
 TWO_TURN_MOVE, INVULNERABLE, SUBSTITUTE = (VOLATILES.index(v) for v in ("twoturnmove", "invulnerability", "substitute"))
+DISABLE, LOCKED_MOVE, RAGE = (VOLATILES.index(v) for v in ("disable", "lockedmove", "rage"))
+MAX_RAGE_BOOSTS = 5  # one per hit of the foe's move: at most a 2-5 hit move's five
+# the volatiles that lock the Pokemon into one move (the request offers it alone, no switching)
+LOCKING_VOLATILES = np.array([MUST_RECHARGE, TWO_TURN_MOVE, LOCKED_MOVE, RAGE])
+# Thrash and Petal Dance: the lock lasts random(2, 4) more uses; a lock's accuracy starts at 255
+LOCK_ACCURACY = 255
+# the volatiles Haze removes from both active Pokemon (Showdown's gen1 haze onHit)
+HAZE_REMOVES = np.array(
+    [
+        v in ("disable", "confusion", "mist", "focusenergy", "leechseed", "lightscreen", "reflect", "residualdmg")
+        for v in VOLATILES
+    ]
+)
 CONFUSION_SNAP_OUT_CHANCE = 128  # out of 256: the confused Pokemon acts (gen1 confusion onBeforeMove)
 REST_SLEEP_TURNS = 2
 GHOST_TYPE = 6  # tables.TYPES.index("Ghost"), checked by a test
 TURN_LIMIT = 1000  # Showdown ties every battle that passes turn 1000
 STRUGGLE = NUM_MOVES  # Struggle's move number (the last of Gen 1's), checked by a test
+COUNTER = 68  # Counter's move number, checked by a test
+COUNTERABLE_TYPES = (10, 3)  # Normal and Fighting (tables.TYPES), checked by a test
+# side.lastEnemySelectedMove / lastEnemyMove values that are not move numbers
+CANNOT_MOVE = -1  # "cannotmove" (Haze, or partial trapping)
+NOMOVE_USED = -1  # Showdown's "nomove" stand-in was used (it is Fissure's move object, "???"-typed)
 POISON_TYPE = 11  # tables.TYPES.index("Poison"), checked by a test
 FULL_PARALYSIS_CHANCE = 63  # out of 256, Showdown's gen1 par onBeforeMove
 # The most draws one step can make: the action-order tie (1), BeforeTurn and its Update (2), two
@@ -151,11 +174,18 @@ DAMAGE_VARIANT_MOVES = (
     "twineedle takedown doubleedge submission absorb megadrain leechlife dreameater selfdestruct explosion"
 ).split()
 # The user's own volatiles (screens, Focus Energy, Mist), healing and Rest, the crash of the jump
-# kicks, Conversion, and the moves that do nothing in Gen 1 Showdown but roll their accuracy.
+# kicks, Conversion, Haze, and the moves that do nothing in Gen 1 Showdown but roll their accuracy.
 SELF_MOVES = (
     "reflect lightscreen focusenergy mist recover softboiled rest jumpkick highjumpkick conversion "
-    "splash teleport roar whirlwind"
+    "splash teleport roar whirlwind haze"
 ).split()
+# Moves that read what happened before them: Counter (battle.lastDamage and the foe's last move)
+MEMORY_MOVES = ["counter"]
+# Disable: a random one of the foe's moves with PP, for 1-8 of its move attempts
+DISABLE_MOVES = ["disable"]
+# Thrash and Petal Dance: locked in for 2-3 more turns, then confused; Rage: locked in until it
+# leaves, its Attack rising with every hit it takes
+LOCKED_MOVES = ["thrash", "petaldance", "rage"]
 # Confusion (Confuse Ray, Supersonic, and Psybeam's and Confusion's 10% secondary) and flinch (the
 # damaging moves with a flinch chance).
 VOLATILE_MOVES = (
@@ -174,6 +204,9 @@ SUPPORTED_MOVES = (
     + SELF_MOVES
     + VOLATILE_MOVES
     + TWO_TURN_MOVES
+    + MEMORY_MOVES
+    + DISABLE_MOVES
+    + LOCKED_MOVES
 )
 
 
@@ -202,6 +235,7 @@ class Tables:
     move_drain: jax.Array
     move_hits: jax.Array
     move_coded_effect: jax.Array
+    move_keeps_last_damage: jax.Array
     move_volatile: jax.Array
     move_secondary_volatile: jax.Array
     move_self_volatile: jax.Array
@@ -235,8 +269,21 @@ class BattleState:
     toxic_counter: jax.Array  # int32[2], the counter of the active Pokemon's residualdmg volatile
     substitute_hp: jax.Array  # int32[2], the active Pokemon's substitute's HP
     confusion_turns: jax.Array  # int32[2], the active Pokemon's confusion counter (Showdown's time)
+    disable_slot: jax.Array  # int32[2], the move slot Disable disabled (Showdown's slotIndex)
+    disable_turns: jax.Array  # int32[2], Disable's counter (Showdown's time)
+    locked_turns: jax.Array  # int32[2], Thrash's or Petal Dance's lockedmove counter (time)
+    # int32[2], the accuracy a lock (lockedmove or rage) keeps, boosted anew at each use
+    locked_accuracy: jax.Array
     last_move: jax.Array  # int32[2], side.lastSelectedMove (0 = "nomove"): what "Fight" runs
     last_slot: jax.Array  # int32[2], side.lastSelectedMoveSlot: the slot whose PP a move spends
+    last_damage: jax.Array  # int32, battle.lastDamage: what Counter and Bide read
+    # int32[2], side.lastEnemySelectedMove: the move the foe saw this side select (0 "nomove",
+    # CANNOT_MOVE), and side.lastEnemyMove: the move this side last used (0 none, NOMOVE_USED)
+    enemy_selected: jax.Array
+    last_used: jax.Array
+    # bool[2]: side.lastSelectedMove is "cannotmove" (Haze cured a sleeping or frozen foe): the
+    # side's next "Fight" does nothing until it selects a move again
+    cannot_move: jax.Array
     request: jax.Array  # int32[2], REQUEST_*
     winner: jax.Array  # int32, NO_WINNER until the battle ends
     ended: jax.Array  # bool
@@ -295,10 +342,18 @@ def new_battle(
         boosts=jnp.zeros((NUM_SIDES, stages.NUM_BOOSTS), dtype=jnp.int32),
         volatiles=jnp.zeros((NUM_SIDES, len(VOLATILES)), dtype=bool),
         confusion_turns=jnp.zeros(NUM_SIDES, dtype=jnp.int32),
+        disable_slot=jnp.zeros(NUM_SIDES, dtype=jnp.int32),
+        disable_turns=jnp.zeros(NUM_SIDES, dtype=jnp.int32),
+        locked_turns=jnp.zeros(NUM_SIDES, dtype=jnp.int32),
+        locked_accuracy=jnp.zeros(NUM_SIDES, dtype=jnp.int32),
         toxic_counter=jnp.zeros(NUM_SIDES, dtype=jnp.int32),
         substitute_hp=jnp.zeros(NUM_SIDES, dtype=jnp.int32),
         last_move=jnp.zeros(NUM_SIDES, dtype=jnp.int32),
         last_slot=jnp.zeros(NUM_SIDES, dtype=jnp.int32),
+        last_damage=jnp.int32(0),
+        enemy_selected=jnp.zeros(NUM_SIDES, dtype=jnp.int32),
+        last_used=jnp.zeros(NUM_SIDES, dtype=jnp.int32),
+        cannot_move=jnp.zeros(NUM_SIDES, dtype=bool),
         request=jnp.full(NUM_SIDES, REQUEST_MOVE, dtype=jnp.int32),
         winner=jnp.int32(NO_WINNER),
         ended=jnp.bool_(False),
@@ -317,8 +372,9 @@ def new_battle(
 
 
 def _usable_moves(state: BattleState) -> jax.Array:
-    """bool[2, 4]: the active Pokemon's moves with PP left."""
-    return (state.moves[:, 0] > 0) & (state.pp[:, 0] > 0)
+    """bool[2, 4]: the active Pokemon's moves with PP left and not disabled."""
+    disabled = state.volatiles[:, DISABLE, None] & (jnp.arange(NUM_MOVE_SLOTS) == state.disable_slot[:, None])
+    return (state.moves[:, 0] > 0) & (state.pp[:, 0] > 0) & ~disabled
 
 
 def legal_actions(state: BattleState) -> jax.Array:
@@ -331,7 +387,7 @@ def legal_actions(state: BattleState) -> jax.Array:
     helpless = (state.status[:, 0] == SLP) | (state.status[:, 0] == FRZ)
     # a Pokemon that must recharge, or is charging a two-turn move, is offered that one move alone,
     # and is trapped
-    recharging = state.volatiles[:, MUST_RECHARGE] | state.volatiles[:, TWO_TURN_MOVE]
+    recharging = jnp.any(state.volatiles[:, LOCKING_VOLATILES], axis=1)
     usable_moves = jnp.where((helpless | recharging)[:, None], jnp.arange(NUM_MOVE_SLOTS) == 0, usable_moves)
     moves_ok = (state.request == REQUEST_MOVE)[:, None] & usable_moves
     may_switch = ((state.request == REQUEST_MOVE) & ~recharging) | (state.request == REQUEST_SWITCH)
@@ -342,19 +398,30 @@ def legal_actions(state: BattleState) -> jax.Array:
 # -- actions ------------------------------------------------------------------------------------------
 
 
+def _status_drops(modified: jax.Array, status: jax.Array) -> jax.Array:
+    """Gen 1's modifyStat for a status, on one Pokemon's modified stats (int32[5]): paralysis
+    quarters the speed, burn halves the attack (each at least 1); other statuses change nothing.
+    Applied when the status lands, when clearVolatile rebuilds the stats, and (Gen 1's quirk) to
+    the user's foe after any stage change from a move."""
+    modified = modified.at[SPE].set(jnp.where(status == PAR, jnp.maximum(modified[SPE] // 4, 1), modified[SPE]))
+    return modified.at[ATK].set(jnp.where(status == BRN, jnp.maximum(modified[ATK] // 2, 1), modified[ATK]))
+
+
 def _clear_volatiles(state: BattleState, side: jax.Array, tables: Tables) -> BattleState:
     """clearVolatile on the side's active Pokemon (leaving the field, or fainting): its stages and
     volatiles go, and setSpecies restores its species' types, recomputes its modified stats,
     re-applies paralysis and burn, and resets the cached speed to the stored (unmodified) one."""
     stored = state.stats[side, 0]
-    status = state.status[side, 0]
-    modified = stored.at[SPE].set(jnp.where(status == PAR, jnp.maximum(stored[SPE] // 4, 1), stored[SPE]))
-    modified = modified.at[ATK].set(jnp.where(status == BRN, jnp.maximum(stored[ATK] // 2, 1), stored[ATK]))
+    modified = _status_drops(stored, state.status[side, 0])
     return state.replace(
         modified=state.modified.at[side, 0].set(modified),
         boosts=state.boosts.at[side].set(0),
         volatiles=state.volatiles.at[side].set(False),
         confusion_turns=state.confusion_turns.at[side].set(0),
+        disable_slot=state.disable_slot.at[side].set(0),
+        disable_turns=state.disable_turns.at[side].set(0),
+        locked_turns=state.locked_turns.at[side].set(0),
+        locked_accuracy=state.locked_accuracy.at[side].set(0),
         toxic_counter=state.toxic_counter.at[side].set(0),
         substitute_hp=state.substitute_hp.at[side].set(0),
         types=state.types.at[side, 0].set(tables.species_types[state.species[side, 0]]),
@@ -394,6 +461,9 @@ def _move_action(
     draws and which sides' active Pokemon fainted (bool[2]: the target to the move, the user to
     recoil, Self-Destruct, burn or poison)."""
     foe = 1 - side
+    # "cannotmove" (Haze cured this side's sleeping or frozen Pokemon) skips everything but
+    # AfterMoveSelf: `run` still drives that, `moving` the rest
+    moving = run & ~state.cannot_move[side]
     # the move is the side's lastSelectedMove (set when the choice was committed), its PP comes
     # from the slot lastSelectedMoveSlot; "nomove" (0) is Showdown's stand-in, see NOMOVE_*
     move, slot = state.last_move[side], state.last_slot[side]
@@ -409,21 +479,32 @@ def _move_action(
     # counts a turn down, and wakes, still idle, when it reaches 0); flinched (8), nothing either;
     # confused (3), it counts a turn down (at 0 it snaps out and acts), then hurts itself with
     # 128/256; paralysed (2), it is fully paralysed with 63/256
-    asleep = run & (user_status == SLP)
+    asleep = moving & (user_status == SLP)
     sleep_left = jnp.where(asleep, state.sleep_turns[side, 0] - 1, state.sleep_turns[side, 0])
     helpless = (user_status == SLP) | (user_status == FRZ)
-    flinched = run & ~helpless & state.volatiles[side, FLINCH]
+    flinched = moving & ~helpless & state.volatiles[side, FLINCH]
     # mustrecharge (7): the turn after Hyper Beam is spent recharging
-    recharges = run & ~helpless & ~flinched & state.volatiles[side, MUST_RECHARGE]
-    confused = run & ~helpless & ~flinched & ~recharges & (state.confusion_turns[side] > 0)
+    recharges = moving & ~helpless & ~flinched & state.volatiles[side, MUST_RECHARGE]
+    # Disable (6) counts a move attempt down; at 0 it ends and the move goes on, otherwise the
+    # disabled move is stopped (a charging two-turn move with it)
+    disable_checked = moving & ~helpless & ~flinched & ~recharges & state.volatiles[side, DISABLE]
+    disable_left = jnp.where(disable_checked, state.disable_turns[side] - 1, state.disable_turns[side])
+    still_disabled = state.volatiles[side, DISABLE] & ~(disable_checked & (disable_left == 0))
+    disabled_out = disable_checked & still_disabled & (move == state.moves[side, 0, state.disable_slot[side]])
+    confused = moving & ~helpless & ~flinched & ~recharges & ~disabled_out & (state.confusion_turns[side] > 0)
     confusion_left = jnp.where(confused, state.confusion_turns[side] - 1, state.confusion_turns[side])
     still_confused = confused & (confusion_left > 0)
     draws, snaps_out = prng.take_chance(draws, CONFUSION_SNAP_OUT_CHANCE, 256, still_confused)
     hurts_itself = still_confused & ~snaps_out
     draws, fully_paralysed = prng.take_chance(
-        draws, FULL_PARALYSIS_CHANCE, 256, run & ~flinched & ~recharges & ~hurts_itself & (user_status == PAR)
+        draws,
+        FULL_PARALYSIS_CHANCE,
+        256,
+        moving & ~flinched & ~recharges & ~disabled_out & ~hurts_itself & (user_status == PAR),
     )
-    acts = run & ~fully_paralysed & ~helpless & ~flinched & ~recharges & ~hurts_itself
+    acts = moving & ~fully_paralysed & ~helpless & ~flinched & ~recharges & ~disabled_out & ~hurts_itself
+    # useMove: the move becomes the side's lastEnemyMove (a charging turn included)
+    last_used = jnp.where(acts, jnp.where(nomove, NOMOVE_USED, move), state.last_used[side])
     # a two-turn move's first turn (its onTryMove) only charges, spending no PP: Dig and Fly also
     # make the user invulnerable; the second turn, locked in, uses it. Full paralysis ends the
     # charge (but not the invulnerability: Showdown's Gen 1 quirk), hurting itself in confusion
@@ -432,7 +513,10 @@ def _move_action(
     two_turn = (effect == CHARGE) | (effect == CHARGE_INVULNERABLE)
     charges = acts & two_turn & ~state.volatiles[side, TWO_TURN_MOVE]
     unleashes = acts & two_turn & state.volatiles[side, TWO_TURN_MOVE]
-    spends_pp = acts & (move != STRUGGLE)
+    # (a move the Pokemon is locked into costs no PP)
+    raging = state.volatiles[side, RAGE]
+    was_locked = state.volatiles[side, LOCKED_MOVE] | raging
+    spends_pp = acts & (move != STRUGGLE) & ~was_locked
     acts = acts & ~charges
     # runImmunity comes before the accuracy check and draws nothing; status moves skip it unless
     # they say otherwise (Thunder Wave does not)
@@ -454,10 +538,31 @@ def _move_action(
     sleep_on_recharging = (tables.move_status[move] == SLP) & state.volatiles[foe, MUST_RECHARGE]
     accuracy = jnp.where(sleep_on_recharging, ALWAYS_HITS, accuracy)
     base_threshold = jnp.where(nomove, NOMOVE_ACCURACY_THRESHOLD, accuracy * 255 // 100)
+    # Thrash and Petal Dance (tryMoveHit, before anything can miss): the first use starts the lock
+    # (random(2, 4) more uses, accuracy 255), each later one counts down and at 0 confuses the user
+    # afresh (random(2, 6)); the lock ends after that move. A locked move's accuracy is the stored
+    # one, boosted by the stages again and stored back: Gen 1's compounding accuracy.
+    self_volatile = jnp.where(nomove, 0, tables.move_self_volatile[move])
+    thrashes = acts & (self_volatile == LOCKED_MOVE + 1)
+    starts_lock = thrashes & ~state.volatiles[side, LOCKED_MOVE]
+    draws, lock_length = prng.take_range(draws, 2, 4, starts_lock)
+    locked_left = jnp.where(
+        thrashes & state.volatiles[side, LOCKED_MOVE],
+        state.locked_turns[side] - 1,
+        jnp.where(starts_lock, lock_length, state.locked_turns[side]),
+    )
+    lock_confuses = thrashes & state.volatiles[side, LOCKED_MOVE] & (locked_left == 0)
+    draws, lock_confusion_length = prng.take_range(draws, 2, 6, lock_confuses)
+    stored_accuracy = jnp.where(starts_lock, LOCK_ACCURACY, state.locked_accuracy[side])
+    # (Rage keeps one the same way, from the turn after it started)
+    base_threshold = jnp.where(thrashes | raging, stored_accuracy, base_threshold)
     threshold = stages.accuracy_threshold(
         base_threshold, state.boosts[side, stages.ACCURACY], state.boosts[foe, stages.EVASION]
     )
-    draws, hit = dmg.roll_accuracy(draws, accuracy, acts & ~immune & ~dream_fails & ~ohko_fails, threshold)
+    checks_accuracy = acts & ~immune & ~dream_fails & ~ohko_fails
+    stored_accuracy = jnp.where((thrashes | raging) & checks_accuracy, threshold, stored_accuracy)
+    draws, hit = dmg.roll_accuracy(draws, accuracy, checks_accuracy, threshold)
+    missed = checks_accuracy & (accuracy != ALWAYS_HITS) & ~hit
     damaging_hit = hit & ~status_move
     # A substitute's TryHit (after the accuracy check): a status move that poisons, lowers the
     # target's stages or confuses fails against it; a damaging move hits the substitute instead
@@ -482,7 +587,15 @@ def _move_action(
 
     # getDamage returns fixed damage (OHKO, damage: N or level, damage callbacks) before the crit roll
     fixed = jnp.where(nomove, 0, tables.move_fixed_damage[move])
-    formula = damaging_hit & ~ohko & (fixed == 0) & (effect != PSYWAVE) & (effect != SUPER_FANG)
+    # Counter: twice battle.lastDamage, if the foe's side last used a Normal or Fighting move with
+    # power and the foe's last selection (as this side saw it) was not Counter; otherwise it fails
+    counter = effect == COUNTER_EFFECT
+    foe_used = state.last_used[foe]
+    counterable = (foe_used > 0) & jnp.isin(tables.move_type[jnp.maximum(foe_used, 0)], jnp.array(COUNTERABLE_TYPES))
+    counterable = counterable & (tables.move_power[jnp.maximum(foe_used, 0)] > 0)
+    counter_fails = counter & ~(counterable & (state.enemy_selected[foe] != COUNTER) & (state.last_damage > 0))
+    damaging_hit = damaging_hit & ~counter_fails
+    formula = damaging_hit & ~ohko & (fixed == 0) & (effect != PSYWAVE) & (effect != SUPER_FANG) & ~counter
     crit_threshold = dmg.crit_chance(
         tables.base_stats[state.species[side, 0], SPE], crit_ratio, state.volatiles[side, FOCUS_ENERGY]
     )
@@ -511,6 +624,7 @@ def _move_action(
     amount = jnp.where(fixed > 0, fixed, jnp.where(fixed == LEVEL_DAMAGE, user_level, amount))
     amount = jnp.where(psywave, psywave_damage, amount)
     amount = jnp.where(effect == SUPER_FANG, jnp.maximum(state.hp[foe, 0] // 2, 1), amount)
+    amount = jnp.where(counter, 2 * state.last_damage, amount)
     damaging_hit = damaging_hit & ~psywave_fails
     # Against a substitute every hit takes the first hit's full damage off it until it breaks; the
     # Pokemon behind takes nothing, and only a substitute that survives lets recoil, drain, a
@@ -556,6 +670,15 @@ def _move_action(
     self_hit_on_foe_sub = self_hit_on_foe_sub + (crashes & own_sub & foe_sub)
     sub_hp = jnp.maximum(sub_hp - self_hit_on_foe_sub, 0)
     sub_breaks = sub_breaks | (foe_sub & (self_hit_on_foe_sub > 0) & (sub_hp == 0))
+    # battle.lastDamage: 0 when the move starts (unless it is one of KEEP_LAST_DAMAGE) and on a miss;
+    # then the last hit's damage to the Pokemon (capped by its HP), or the full damage to a
+    # substitute; a drain's heal; the damage of a confusion self-hit or a crash (uncapped)
+    last_damage = jnp.where((acts & ~tables.move_keeps_last_damage[move]) | missed, 0, state.last_damage)
+    hits_done = jnp.minimum(hits, (state.hp[foe, 0] + amount - 1) // jnp.maximum(amount, 1))
+    last_hit = jnp.minimum(amount, state.hp[foe, 0] - amount * (hits_done - 1))
+    last_damage = jnp.where(hits_pokemon, last_hit, jnp.where(into_sub, amount, last_damage))
+    last_damage = jnp.where(drains, heal, last_damage)
+    last_damage = jnp.where(hurts_itself, confusion_damage, jnp.where(crashes, 1, last_damage))
     # Substitute: fails if the user has one or under a quarter of its max HP; it costs
     # floor(max / 4) (which can make the user faint) and has floor(max / 4) + 1 HP
     makes_sub = hit & (effect == MAKE_SUBSTITUTE) & ~own_sub & (4 * user_hp >= max_hp)
@@ -607,6 +730,13 @@ def _move_action(
     draws, confusion_length = prng.take_range(draws, 2, 6, confuses)
     flinches = targets_foe & (given == FLINCH + 1) & (target_hp > 0)
     seeds = targets_foe & (given == LEECH_SEED + 1) & (target_hp > 0)
+    # Disable (on a foe not yet disabled, with a move that has PP) picks one of those moves with
+    # sample(), then its length with random(1, 9)
+    with_pp = (state.moves[foe, 0] > 0) & (state.pp[foe, 0] > 0)
+    disables = targets_foe & (given == DISABLE + 1) & jnp.any(with_pp) & ~state.volatiles[foe, DISABLE]
+    draws, pick = prng.take_below(draws, jnp.maximum(jnp.sum(with_pp), 1), disables)
+    draws, disable_length = prng.take_range(draws, 1, 9, disables)
+    disabled_slot = jnp.argmax(with_pp & (jnp.cumsum(with_pp) - 1 == pick))
     # toxic's onStart gives the target the residualdmg volatile (if it has none) with its counter at 0
     badly_poisons = lands & (inflicted == TOX)
     # sleep's onStart draws its length, 1-7 turns
@@ -616,25 +746,34 @@ def _move_action(
     thaws = damaging_hit & (target_hp > 0) & (state.status[foe, 0] == FRZ) & (secondary_status == BRN)
     target_status = jnp.where(thaws, 0, target_status)
     # Gen 1 applies the paralysis speed drop and the burn attack drop to the modified stats
-    modified = state.modified[foe, 0]
-    paralysed_speed = jnp.maximum(modified[SPE] // 4, 1)
-    burnt_attack = jnp.maximum(modified[ATK] // 2, 1)
-    modified = modified.at[SPE].set(jnp.where(lands & (inflicted == PAR), paralysed_speed, modified[SPE]))
-    modified = modified.at[ATK].set(jnp.where(lands & (inflicted == BRN), burnt_attack, modified[ATK]))
+    # A raging foe gains +1 Attack from each hit of a damaging move (its Hit event, before the
+    # secondaries; not through a substitute, not Self-Destruct's), and from Self-Destruct or Disable
+    # aimed at it, hit or miss
+    aimed_at_rage = acts & (selfdestruct | (tables.move_volatile[move] == DISABLE + 1))
+    rage_boosts = jnp.where(hits_pokemon & ~selfdestruct, hits_done, 0) + aimed_at_rage
+    rage_boosts = jnp.where(state.volatiles[foe, RAGE], rage_boosts, 0)
+    rage_stage, rage_attack = _rage(
+        state.boosts[foe, stages.ATTACK], state.modified[foe, 0, ATK], state.stats[foe, 0, ATK], rage_boosts
+    )
+    modified = _status_drops(state.modified[foe, 0].at[ATK].set(rage_attack), jnp.where(lands, inflicted, 0))
     # AfterMoveSelf (after a move stopped before it started, or unless the move's target fell), by
     # handler priority: Toxic's counter (residualdmg, 100) counts up for a burned or poisoned
     # Pokemon; burn, poison and toxic (2) cost 1/16 of the max HP, times the counter if there is
     # one; Leech Seed (1) counts the counter up again and moves 1/16 (times the counter) to the foe,
     # healing it by that much whatever the seeded Pokemon had left.
+    # (a stage change happens in the hit, before AfterMoveSelf: it counts who stands then)
+    hp_after_hit = jnp.where(jnp.arange(NUM_SIDES) == side, user_hp, target_hp)
     after_move_self = run & (target_hp > 0)
     poisoned = (user_status == BRN) | (user_status == PSN) | (user_status == TOX)
-    has_counter = state.volatiles[side, RESIDUAL_DAMAGE]
+    # (Haze has taken the counter and the seed away by then: _haze below)
+    hazes = hit & (effect == HAZE)
+    has_counter = state.volatiles[side, RESIDUAL_DAMAGE] & ~hazes
     counter = state.toxic_counter[side] + (after_move_self & has_counter & poisoned)
     sixteenth = jnp.maximum(state.stats[side, 0, HP] // 16, 1)
     hurts = after_move_self & (user_hp > 0) & poisoned
     residual = jnp.where(has_counter, sixteenth * counter, sixteenth)
     user_hp = jnp.where(hurts, jnp.maximum(user_hp - residual, 0), user_hp)
-    leeches = after_move_self & state.volatiles[side, LEECH_SEED] & (target_hp > 0)
+    leeches = after_move_self & state.volatiles[side, LEECH_SEED] & ~hazes & (target_hp > 0)
     counter = counter + (leeches & has_counter)
     to_leech = jnp.where(has_counter, sixteenth * counter, sixteenth)
     user_hp = jnp.where(leeches, jnp.maximum(user_hp - to_leech, 0), user_hp)
@@ -643,19 +782,24 @@ def _move_action(
     # AfterMoveSelf also ends sleep whose count reached 0 (it runs when BeforeMove stopped the move)
     user_status = jnp.where(asleep & (sleep_left <= 0), 0, user_status)
     state = state.replace(
+        last_damage=last_damage,
+        last_used=state.last_used.at[side].set(last_used),
         hp=state.hp.at[foe, 0].set(target_hp).at[side, 0].set(user_hp),
         pp=state.pp.at[side, 0, slot].add(-(spends_pp & ~charges).astype(jnp.int32)),
         status=state.status.at[foe, 0].set(target_status).at[side, 0].set(user_status),
         sleep_turns=state.sleep_turns.at[foe, 0].set(target_sleep).at[side, 0].set(sleep_left),
         modified=state.modified.at[foe, 0].set(modified),
+        boosts=state.boosts.at[foe, stages.ATTACK].set(rage_stage),
     )
     # Hyper Beam's recharge starts when it hits, and ends at once (AfterMove) if the target fell;
     # flinch and sleep take it away from a target
-    self_volatile = jnp.where(nomove, 0, tables.move_self_volatile[move])
     must_recharge = (damaging_hit & ~sub_breaks & (self_volatile == MUST_RECHARGE + 1) & (target_hp > 0)) | (
         state.volatiles[side, MUST_RECHARGE] & ~recharges
     )
     target_recharge = state.volatiles[foe, MUST_RECHARGE] & ~flinches & ~(lands & (inflicted == SLP))
+    # Rage locks its user in once it hits (as Hyper Beam's recharge, not if it broke a substitute),
+    # even if the target fell
+    starts_rage = damaging_hit & ~sub_breaks & (self_volatile == RAGE + 1) & ~raging
     state = state.replace(
         volatiles=state.volatiles.at[foe, CONFUSION]
         .set(state.volatiles[foe, CONFUSION] | confuses)
@@ -666,9 +810,17 @@ def _move_action(
         .at[side, MUST_RECHARGE]
         .set(must_recharge)
         .at[side, CONFUSION]
-        .set(jnp.where(confused, confusion_left > 0, state.volatiles[side, CONFUSION]))
+        .set(jnp.where(confused, confusion_left > 0, state.volatiles[side, CONFUSION]) | lock_confuses)
+        .at[side, LOCKED_MOVE]
+        .set((state.volatiles[side, LOCKED_MOVE] | starts_lock) & ~lock_confuses & ~fully_paralysed & ~hurts_itself)
+        .at[side, RAGE]
+        .set(raging | starts_rage)
         .at[foe, LEECH_SEED]
         .set(state.volatiles[foe, LEECH_SEED] | seeds)
+        .at[foe, DISABLE]
+        .set(state.volatiles[foe, DISABLE] | disables)
+        .at[side, DISABLE]
+        .set(still_disabled)
         .at[foe, RESIDUAL_DAMAGE]
         .set(state.volatiles[foe, RESIDUAL_DAMAGE] | badly_poisons)
         .at[foe, SUBSTITUTE]
@@ -676,24 +828,37 @@ def _move_action(
         .at[side, SUBSTITUTE]
         .set(own_sub | makes_sub)
         .at[side, TWO_TURN_MOVE]
-        .set((state.volatiles[side, TWO_TURN_MOVE] | charges) & ~unleashes & ~fully_paralysed & ~hurts_itself)
+        .set(
+            (state.volatiles[side, TWO_TURN_MOVE] | charges)
+            & ~unleashes
+            & ~fully_paralysed
+            & ~hurts_itself
+            & ~disabled_out
+        )
         .at[side, INVULNERABLE]
         .set(
             (state.volatiles[side, INVULNERABLE] | (charges & (effect == CHARGE_INVULNERABLE)))
             & ~unleashes
             & ~hurts_itself
         ),
+        disable_slot=state.disable_slot.at[foe].set(jnp.where(disables, disabled_slot, state.disable_slot[foe])),
+        disable_turns=state.disable_turns.at[foe]
+        .set(jnp.where(disables, disable_length, state.disable_turns[foe]))
+        .at[side]
+        .set(jnp.where(still_disabled, disable_left, 0)),
         confusion_turns=state.confusion_turns.at[foe]
         .set(jnp.where(confuses, confusion_length, state.confusion_turns[foe]))
         .at[side]
-        .set(confusion_left),
+        .set(jnp.where(lock_confuses, lock_confusion_length, confusion_left)),
+        locked_turns=state.locked_turns.at[side].set(locked_left),
+        locked_accuracy=state.locked_accuracy.at[side].set(jnp.where(starts_rage, LOCK_ACCURACY, stored_accuracy)),
         substitute_hp=state.substitute_hp.at[foe].set(jnp.where(sub_breaks, 0, sub_hp)).at[side].set(user_sub_hp),
         toxic_counter=state.toxic_counter.at[foe]
         .set(jnp.where(badly_poisons, 0, state.toxic_counter[foe]))
         .at[side]
         .set(counter),
     )
-    state, boosted = _stage_changes(state, side, move, hit & status_move, secondary_lands, tables)
+    state, boosted = _stage_changes(state, side, move, hit & status_move, secondary_lands, hp_after_hit, tables)
     # the user's own volatile (Reflect, Light Screen, Focus Energy, Mist; Minimize and Defense Curl
     # only when their boost worked); one it already has stays as it is
     has_boosts = jnp.any(tables.move_boosts[move] != 0)
@@ -703,13 +868,58 @@ def _move_action(
     # Conversion: the user takes the target's current types
     converts = hit & (effect == CONVERSION)
     state = state.replace(types=state.types.at[side, 0].set(jnp.where(converts, target_types, user_types)))
+    state = _select(hazes, _haze(state, side), state)
     user_fainted = run & (state.hp[side, 0] == 0)
     target_fainted = damaging_hit & (target_hp == 0)
     return state, draws, jnp.where(jnp.arange(NUM_SIDES) == side, user_fainted, target_fainted)
 
 
+def _rage(stage: jax.Array, attack: jax.Array, stored: jax.Array, boosts: jax.Array) -> tuple[jax.Array, jax.Array]:
+    """(Attack stage, modified Attack) after `boosts` of Rage's onHit: +1 each, recomputed from the
+    stored stat (so a burn's halving goes; at 999 the Gen 1 quirk), none past +6. No par/brn
+    re-application: that follows only a move's own stage changes."""
+    for index in range(MAX_RAGE_BOOSTS):
+        stage, attack, _ = stages.boost_stat(stage, attack, stored, jnp.where(index < boosts, 1, 0), jnp.bool_(True))
+    return stage, attack
+
+
+def _haze(state: BattleState, side: jax.Array) -> BattleState:
+    """Haze's onHit (the user's AfterMoveSelf already ran without the volatiles it removes): both
+    active Pokemon lose their stages (modified stats back to stored: a paralysed or burned
+    Pokemon's drop goes too) and HAZE_REMOVES; the foe is cured of any status, the user's toxic
+    becomes poison; both cache their speed. A foe that was asleep or frozen has its side's last
+    selected move become "cannotmove" (and its action this turn, if still to come)."""
+    foe = 1 - side
+    modified = state.modified.at[:, 0, ATK:].set(state.stats[:, 0, ATK:])
+    foe_helpless = (state.status[foe, 0] == SLP) | (state.status[foe, 0] == FRZ)
+    status = state.status.at[foe, 0].set(0)
+    status = status.at[side, 0].set(jnp.where(status[side, 0] == TOX, PSN, status[side, 0]))
+    return state.replace(
+        boosts=jnp.zeros_like(state.boosts),
+        modified=modified,
+        speed=state.speed.at[:, 0].set(modified[:, 0, SPE]),
+        status=status,
+        sleep_turns=state.sleep_turns.at[foe, 0].set(0),
+        volatiles=state.volatiles & ~HAZE_REMOVES,
+        confusion_turns=jnp.zeros_like(state.confusion_turns),
+        disable_slot=jnp.zeros_like(state.disable_slot),
+        disable_turns=jnp.zeros_like(state.disable_turns),
+        toxic_counter=jnp.zeros_like(state.toxic_counter),
+        cannot_move=state.cannot_move.at[foe].set(state.cannot_move[foe] | foe_helpless),
+        enemy_selected=state.enemy_selected.at[foe].set(
+            jnp.where(foe_helpless, CANNOT_MOVE, state.enemy_selected[foe])
+        ),
+    )
+
+
 def _stage_changes(
-    state: BattleState, side: jax.Array, move: jax.Array, primary: jax.Array, secondary: jax.Array, tables: Tables
+    state: BattleState,
+    side: jax.Array,
+    move: jax.Array,
+    primary: jax.Array,
+    secondary: jax.Array,
+    hp_after_hit: jax.Array,
+    tables: Tables,
 ) -> tuple[BattleState, jax.Array]:
     """A status move's stage changes (on the user or the foe) when it hit, or a damaging move's
     secondary ones on the foe when they rolled; then, if any stage changed, the Gen 1 re-application
@@ -724,7 +934,8 @@ def _stage_changes(
         state.boosts[target], state.modified[target, 0, ATK:], state.stats[target, 0, ATK:], deltas
     )
     # (a stat stuck at 999 or 1 still moves its stage, though the boost fails)
-    standing = state.hp[target, 0] > 0
+    # (a user that burn, poison or Leech Seed then fells still boosted itself)
+    standing = hp_after_hit[target] > 0
     state = state.replace(
         boosts=state.boosts.at[target].set(jnp.where(standing, new_stages, state.boosts[target])),
         modified=state.modified.at[target, 0, ATK:].set(
@@ -732,15 +943,7 @@ def _stage_changes(
         ),
     )
     changed = changed & standing
-    foe_modified = state.modified[foe, 0]
-    foe_status = state.status[foe, 0]
-    foe_modified = foe_modified.at[SPE].set(
-        jnp.where(foe_status == PAR, jnp.maximum(foe_modified[SPE] // 4, 1), foe_modified[SPE])
-    )
-    foe_modified = foe_modified.at[ATK].set(
-        jnp.where(foe_status == BRN, jnp.maximum(foe_modified[ATK] // 2, 1), foe_modified[ATK])
-    )
-    foe_modified = jnp.where(changed, foe_modified, state.modified[foe, 0])
+    foe_modified = _status_drops(state.modified[foe, 0], jnp.where(changed, state.status[foe, 0], 0))
     return state.replace(modified=state.modified.at[foe, 0].set(foe_modified)), changed
 
 
@@ -840,15 +1043,22 @@ def _commit_moves(state: BattleState, actions: jax.Array) -> BattleState:
     helpless = (state.status[:, 0] == SLP) | (state.status[:, 0] == FRZ)
     # "Recharge" and a charged two-turn move are locked moves, which select nothing: the action runs
     # lastSelectedMove
-    locked = state.volatiles[:, MUST_RECHARGE] | state.volatiles[:, TWO_TURN_MOVE]
+    locked = jnp.any(state.volatiles[:, LOCKING_VOLATILES], axis=1)
     selects = chose_move & ~helpless & ~locked
     # with no PP left the only choice is Struggle, which becomes lastSelectedMove (its slot stays)
     struggles = selects & ~jnp.any(_usable_moves(state), axis=1)
     slot = jnp.clip(actions, 0, NUM_MOVE_SLOTS - 1)
     chosen = jnp.take_along_axis(state.moves[:, 0], slot[:, None], axis=1)[:, 0]
+    last_slot = jnp.where(selects & ~struggles, slot, state.last_slot)
+    # what the foe sees: the active Pokemon's move in the side's slot (for a sleeper too, whatever
+    # its side last selected), or Struggle
+    in_slot = jnp.take_along_axis(state.moves[:, 0], last_slot[:, None], axis=1)[:, 0]
+    seen = jnp.where(struggles, STRUGGLE, in_slot)
     return state.replace(
         last_move=jnp.where(struggles, STRUGGLE, jnp.where(selects, chosen, state.last_move)),
-        last_slot=jnp.where(selects & ~struggles, slot, state.last_slot),
+        last_slot=last_slot,
+        cannot_move=state.cannot_move & ~selects,
+        enemy_selected=jnp.where(chose_move, seen, state.enemy_selected),
     )
 
 

@@ -47,6 +47,9 @@ VOLATILES = (
     "twoturnmove",
     "invulnerability",
     "substitute",
+    "disable",
+    "lockedmove",
+    "rage",
 )
 # Effects Showdown writes as code (callbacks such as damageCallback, onTryImmunity, onHit,
 # onMoveFail), not as data, and the moves that have them: the battle engine implements each.
@@ -69,8 +72,17 @@ CODED_MOVES = {
     "fly": "charge_invulnerable",
     "swift": "hits_invulnerable",
     "substitute": "substitute",
+    "haze": "haze",
+    "counter": "counter",
 }
 CODED_EFFECTS = tuple(dict.fromkeys(CODED_MOVES.values()))
+# The moves whose use leaves battle.lastDamage as it was (SKIP_LASTDAMAGE in the gen1 mod's
+# scripts): every other move that gets past BeforeMove and its charging turn sets it to 0 first.
+KEEP_LAST_DAMAGE = (
+    "confuseray conversion counter focusenergy glare haze leechseed lightscreen mimic mist poisongas "
+    "poisonpowder recover reflect rest softboiled splash stunspore substitute supersonic teleport "
+    "thunderwave toxic transform"
+).split()
 # Showdown's Gen 1 Bide is typeless ("???"): an extra type, neutral against everything.
 TYPELESS = "???"
 
@@ -101,6 +113,7 @@ class Gen1Tables:
     move_drain: np.ndarray  # int32 [166, 2]: the share of the damage dealt the user heals (0/1: none)
     move_hits: np.ndarray  # int32 [166]: 1, a fixed number of hits, or SAMPLED_HITS for 2-5
     move_coded_effect: np.ndarray  # int32 [166]: 1 + the index in CODED_EFFECTS (0: none)
+    move_keeps_last_damage: np.ndarray  # bool [166]: in KEEP_LAST_DAMAGE
     move_volatile: np.ndarray  # int32 [166]: 1 + the index in VOLATILES of the volatile it gives (user or target)
     move_secondary_volatile: np.ndarray  # int32 [166]: the same for a damaging move's secondary
     move_self_volatile: np.ndarray  # int32 [166]: the same for its `self` effect (Hyper Beam's recharge)
@@ -186,6 +199,7 @@ def gen1_tables() -> Gen1Tables:
         move_coded_effect=column(
             lambda m: CODED_EFFECTS.index(CODED_MOVES[m["id"]]) + 1 if m["id"] in CODED_MOVES else 0
         ),
+        move_keeps_last_damage=column(lambda m: m["id"] in KEEP_LAST_DAMAGE).astype(bool),
         move_volatile=column(lambda m: _volatile_index(m["volatileStatus"])),
         move_secondary_volatile=column(lambda m: _volatile_index((m["secondary"] or {}).get("volatileStatus"))),
         move_self_volatile=column(lambda m: _volatile_index((m["self"] or {}).get("volatileStatus"))),

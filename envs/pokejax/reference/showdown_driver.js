@@ -98,6 +98,11 @@ function sideState(side) {
 		// side.pokemon is reordered by switches: keep that order, it is what "switch N" refers to
 		pokemon: side.pokemon.map(pokemonState),
 		sideConditions,
+		// Gen 1's choice memory: what "Fight" runs, the slot that pays PP, what the foe saw
+		lastSelectedMove: side.lastSelectedMove,
+		lastSelectedMoveSlot: side.lastSelectedMoveSlot,
+		lastEnemySelectedMove: side.lastEnemySelectedMove,
+		lastEnemyMove: side.lastEnemyMove ? side.lastEnemyMove.id : null,
 	};
 }
 
@@ -107,6 +112,7 @@ function battleState(battle) {
 		prng: battle.prng.getSeed(),
 		ended: battle.ended,
 		winner: battle.winner === undefined ? null : battle.winner,
+		lastDamage: battle.lastDamage,
 		sides: battle.sides.map(sideState),
 	};
 }

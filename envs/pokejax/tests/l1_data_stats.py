@@ -44,7 +44,8 @@ def test_tables_hold_gen1_as_published():
     # the battle engine's constants that name rows of these tables
     assert battle.POISON_TYPE == t.types.index("Poison") and battle.GHOST_TYPE == t.types.index("Ghost")
     assert battle.GRASS_TYPE == t.types.index("Grass")
-    assert battle.STRUGGLE == t.move_index("struggle")
+    assert battle.STRUGGLE == t.move_index("struggle") and battle.COUNTER == t.move_index("counter")
+    assert battle.COUNTERABLE_TYPES == (t.types.index("Normal"), t.types.index("Fighting"))
     statuses = (battle.PAR, battle.FNT, battle.BRN, battle.PSN, battle.SLP, battle.FRZ)
     statuses += (battle.TOX,)
     assert [STATUSES[i] for i in statuses] == ["par", "fnt", "brn", "psn", "slp", "frz", "tox"]

@@ -1,6 +1,6 @@
 """L2: scripted battles that set up one interaction each (Mist against stat drops, a Substitute
 under recoil, drain, multi-hit and confusion, Toxic with Leech Seed and Rest, Dig and Fly against
-Swift, Hyper Beam's recharge against sleep and flinch, Struggle), played on Showdown and on the JAX
+Swift, Hyper Beam's recharge against sleep and flinch, Haze on a sleeping foe, Counter, Disable, Thrash, Rage, Struggle), played on Showdown and on the JAX
 engine from several seeds and compared after every decision, as L3 compares random battles.
 
 Each side plays its scripted action whenever it is legal and a random legal one otherwise, so the
@@ -76,6 +76,52 @@ SCENARIOS = {
         [0, 0, 1, 0],
         [2, 0, 1, 2],
         "Hyper Beam recharge",
+    ),
+    "haze": (
+        # Haze on a foe put to sleep (by Hypnosis, or its own Rest) makes its side's move "cannotmove"
+        [("gengar", ["hypnosis", "haze", "toxic", "confuseray"])],
+        [("snorlax", ["amnesia", "rest", "bodyslam", "toxic"])],
+        [0, 1, 2, 3, 1, 0, 1],
+        [0, 3, 1, 2],
+        l3_battles.CANNOT_MOVE_EVENT,
+    ),
+    "counter": (
+        # Normal and Fighting hits to counter, Counter on both sides (a Counter is not counterable),
+        # and a Psychic move and switches in between
+        [("chansey", ["counter", "softboiled", "seismictoss"]), ("hitmonlee", ["counter", "highjumpkick"])],
+        [("tauros", ["bodyslam", "counter", "earthquake"]), ("machamp", ["submission", "counter", "psychic"])],
+        [0, 0, 1, 0, 2, 0],
+        [0, 1, 0, 2, 0],
+        l3_battles.COUNTER_EVENT,
+    ),
+    "disable": (
+        # Disable against a foe that keeps choosing its moves: stopped moves, counts running out,
+        # Disable ended by a switch
+        [("hypno", ["disable", "psychic", "hypnosis", "headbutt"])],
+        [("machamp", ["submission", "earthquake", "rockslide"]), ("golem", ["earthquake", "disable"])],
+        [0, 1, 3, 0, 1, 0],
+        [0, 1, 2, 0, 4],
+        "a disabled move stopped",
+    ),
+    "thrash": (
+        # Thrash and Petal Dance locks against Sand-Attack (the compounding accuracy), Dig, a Ghost
+        # and paralysis, ending in confusion
+        [("nidoking", ["thrash", "earthquake"]), ("vileplume", ["petaldance", "stunspore"])],
+        [("dugtrio", ["sandattack", "dig", "slash"]), ("gengar", ["confuseray", "hypnosis", "nightshade"])],
+        [0, 0, 0, 1, 4, 0],
+        [0, 0, 1, 2, 4],
+        "Thrash / Petal Dance lock ended in confusion",
+    ),
+    "rage": (
+        # Rage against multi-hit moves, Disable and Explosion (each a +1 Attack), and a substitute
+        [("primeape", ["rage", "lowkick"]), ("tauros", ["rage", "bodyslam"])],
+        [
+            ("beedrill", ["twineedle", "pinmissile", "disable", "substitute"]),
+            ("electrode", ["explosion", "thunderbolt"]),
+        ],
+        [0, 0, 1, 0, 4, 0],
+        [0, 1, 2, 3, 4, 0],
+        l3_battles.RAGE_EVENT,
     ),
     "struggle": (
         # one move with 8 PP, used whenever possible
