@@ -3,6 +3,7 @@
     ./pants run envs/pokejax:bench                 # full table (a few minutes on 2 cores)
     ./pants run envs/pokejax:bench -- --quick      # batches 1 and 1024, shorter timings
     ./pants run envs/pokejax:bench -- --out FILE   # where the JSON goes (default bench-results/pokejax.json)
+    ./pants run envs/pokejax:bench -- --ppo-updates 0   # no PPO rows
 
 What is measured: random-action decisions per second (a decision is one side's choice; both sides
 play uniformly random legal choices) in the battles the engine covers today (jax/battle.py):
@@ -15,6 +16,10 @@ The same teams are given to Showdown, so both sides of every ratio play the same
   PokeJAX batch N       N battles vmapped, a lax.scan of battle steps with the random choices drawn
                         inside it; finished battles are replaced by new ones inside the scan.
                         Both of Showdown's PRNGs: sodium (ChaCha20, Showdown's default) and gen5.
+
+Then PPO end to end (the shared PureJaxRL-style PPO, 64x64 MLP): on Showdown through 8 Gymnasium
+envs and the host loop, and on PokeJAX with make_train (one jit over rollouts and updates), both
+with the agent as p1 against a random opponent; agent steps per second, compile excluded.
 
 Columns: decisions/s (best of 3 timing windows), JIT compile seconds (not in any rate), the
 process's peak resident memory after the row, and the ratio to Showdown in-process from this run.
@@ -145,6 +150,56 @@ def make_random_play(kind: str, batch: int, steps: int):
     return start_battles, play
 
 
+def ppo_config(num_envs: int, num_steps: int, updates: int):
+    from shared.ppo import PPOConfig
+
+    return PPOConfig(
+        num_envs=num_envs, num_steps=num_steps, total_timesteps=num_envs * num_steps * updates, num_minibatches=4
+    )
+
+
+def pokejax_ppo_sps(kind: str, num_envs: int, updates: int) -> dict:
+    """PPO end to end on the JAX env (make_train: rollout, GAE, 4 epochs x 4 minibatches, one jit):
+    agent steps per second, compile excluded. The agent is p1 against the env's random opponent; an
+    illegal action ends the episode as a loss (PPO has no action mask yet)."""
+    import jax
+
+    from envs.pokejax.jax.env import PokeJaxEnv
+    from shared.ppo import make_train
+    from shared.ppo.jax_loop import JaxEnvSpec
+
+    env = PokeJaxEnv(kind)
+    spec = JaxEnvSpec("pokejax", env.reset, env.step, env.default_params, env.observation_shape, env.num_actions)
+    config = ppo_config(num_envs, max(4, (1 << 16) // num_envs), updates)
+    key = jax.random.PRNGKey(0)
+    started = time.perf_counter()
+    compiled = jax.jit(make_train(config, spec)).lower(key).compile()
+    compile_s = time.perf_counter() - started
+    started = time.perf_counter()
+    jax.block_until_ready(compiled(key))
+    return {"sps": config.batch_size * config.num_updates / (time.perf_counter() - started), "compile_s": compile_s}
+
+
+def showdown_ppo_sps(num_envs: int, updates: int) -> dict:
+    """The same PPO on Showdown through the Gymnasium env (one Node process per env, a synchronous
+    vector env, the policy and update jitted on the host): agent steps per second over the updates
+    after the first (which compiles)."""
+    import gymnasium
+
+    import envs.pokejax  # noqa: F401  (registers the ids)
+    from shared.ppo import train_host
+
+    config = ppo_config(num_envs, 128, updates + 1)
+    vector_env = gymnasium.make_vec(
+        "envport/PokeShowdown-v0", num_envs=num_envs, vectorization_mode="sync", illegal_action="lose"
+    )
+    try:
+        _, _, times = train_host(config, vector_env, show_progress=False)
+    finally:
+        vector_env.close()
+    return {"sps": config.batch_size / float(np.mean(times.per_update[1:])), "compile_s": float(times.per_update[0])}
+
+
 def pokejax_random(kind: str, batch: int, seconds: float) -> dict:
     import jax
 
@@ -174,11 +229,24 @@ def pokejax_random(kind: str, batch: int, seconds: float) -> dict:
     }
 
 
+def _table(title: str, columns: tuple[str, ...], cells: list[tuple[str, ...]]):
+    from rich.table import Table
+
+    table = Table(title=title)
+    for column in columns:
+        table.add_column(column, justify="right")
+    for row in cells:
+        table.add_row(*row)
+    return table
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="batches 1 and 1024, 1 s per measurement")
     parser.add_argument("--batches", type=lambda s: [int(x) for x in s.split(",")], default=None)
     parser.add_argument("--seconds", type=float, default=None, help="time per measurement")
+    parser.add_argument("--ppo-updates", type=int, default=3, help="PPO updates timed per PPO row (0: no PPO rows)")
+    parser.add_argument("--ppo-batch", type=int, default=1024, help="JAX PPO envs (Showdown PPO: 8 envs)")
     parser.add_argument(
         "--out", default=os.path.join(os.environ.get("ENVPORT_BENCH_DIR", "bench-results"), "pokejax.json")
     )
@@ -187,7 +255,6 @@ def main(argv=None) -> int:
     seconds = args.seconds or (1.5 if args.quick else 4.0)
 
     from rich.console import Console
-    from rich.table import Table
 
     console = Console(width=None if sys.stdout.isatty() else 150)
     console.print(
@@ -209,22 +276,52 @@ def main(argv=None) -> int:
     reference = in_process["decisions_per_s"]
     for row in rows:
         row["ratio_vs_showdown_in_process"] = row["decisions_per_s"] / reference
+    ppo_rows = []
+    if args.ppo_updates > 0:
+        with console.status("PPO on Showdown (8 Gymnasium envs, host loop)"):
+            showdown_ppo = showdown_ppo_sps(8, args.ppo_updates)
+        ppo_rows.append({"backend": "PPO on Showdown (host loop)", "envs": 8, **showdown_ppo})
+        with console.status(f"PPO on PokeJAX ({args.ppo_batch} envs, make_train)"):
+            jax_ppo = pokejax_ppo_sps("sodium", args.ppo_batch, args.ppo_updates)
+        ppo_rows.append({"backend": "PPO on PokeJAX (sodium, make_train)", "envs": args.ppo_batch, **jax_ppo})
+        for row in ppo_rows:
+            row["ratio_vs_showdown_ppo"] = row["sps"] / showdown_ppo["sps"]
 
-    table = Table(
-        title=f"PokeJAX vs Showdown, Gen 1 battles of the supported moves ({os.cpu_count()} CPUs, JAX {machine()['jax_backend']})"
-    )
-    for column in ("backend", "batch", "decisions/s", "x Showdown in-process", "JIT s", "peak RSS MB"):
-        table.add_column(column, justify="right")
-    for row in rows:
-        table.add_row(
-            row["backend"],
-            str(row["batch"]),
-            format_rate(row["decisions_per_s"]),
-            f"{row['ratio_vs_showdown_in_process']:.2f}x",
-            f"{row['compile_s']:.1f}" if "compile_s" in row else "n/a",
-            f"{row['rss_mb']:.0f}" if row.get("rss_mb") else "n/a",
+    console.print(
+        _table(
+            f"PokeJAX vs Showdown, Gen 1 battles of the supported moves ({os.cpu_count()} CPUs, "
+            f"JAX {machine()['jax_backend']})",
+            ("backend", "batch", "decisions/s", "x Showdown in-process", "JIT s", "peak RSS MB"),
+            [
+                (
+                    row["backend"],
+                    str(row["batch"]),
+                    format_rate(row["decisions_per_s"]),
+                    f"{row['ratio_vs_showdown_in_process']:.2f}x",
+                    f"{row['compile_s']:.1f}" if "compile_s" in row else "n/a",
+                    f"{row['rss_mb']:.0f}" if row.get("rss_mb") else "n/a",
+                )
+                for row in rows
+            ],
         )
-    console.print(table)
+    )
+    if ppo_rows:
+        console.print(
+            _table(
+                "PPO agent steps per second (rollout + GAE + 4 epochs x 4 minibatches, 64x64 MLP)",
+                ("backend", "envs", "steps/s", "x PPO on Showdown", "compile / first update s"),
+                [
+                    (
+                        row["backend"],
+                        str(row["envs"]),
+                        format_rate(row["sps"]),
+                        f"{row['ratio_vs_showdown_ppo']:.1f}x",
+                        f"{row['compile_s']:.1f}",
+                    )
+                    for row in ppo_rows
+                ],
+            )
+        )
     console.print(
         "A decision is one side's choice. Showdown in-process: whole battles in one Node loop; via Python: one "
         "JSON round trip per turn. Peak RSS is the bench process's (JAX rows grow it; Node runs in its own process)."
@@ -241,6 +338,8 @@ def main(argv=None) -> int:
                 "seconds_per_measurement": seconds,
                 "machine": machine(),
                 "rows": rows,
+                "ppo_updates": args.ppo_updates,
+                "ppo_rows": ppo_rows,
             },
             indent=2,
         )
