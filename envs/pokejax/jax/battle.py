@@ -385,12 +385,12 @@ def legal_actions(state: BattleState) -> jax.Array:
     usable_moves = usable_moves | ((jnp.arange(NUM_MOVE_SLOTS) == 0) & ~jnp.any(usable_moves, axis=1, keepdims=True))
     # Gen 1: a sleeping or frozen Pokemon only has the "Fight" button (move 1)
     helpless = (state.status[:, 0] == SLP) | (state.status[:, 0] == FRZ)
-    # a Pokemon that must recharge, or is charging a two-turn move, is offered that one move alone,
+    # a Pokemon locked into a move (recharge, a charged two-turn move, Thrash, Rage) is offered it alone,
     # and is trapped
-    recharging = jnp.any(state.volatiles[:, LOCKING_VOLATILES], axis=1)
-    usable_moves = jnp.where((helpless | recharging)[:, None], jnp.arange(NUM_MOVE_SLOTS) == 0, usable_moves)
+    locked = jnp.any(state.volatiles[:, LOCKING_VOLATILES], axis=1)
+    usable_moves = jnp.where((helpless | locked)[:, None], jnp.arange(NUM_MOVE_SLOTS) == 0, usable_moves)
     moves_ok = (state.request == REQUEST_MOVE)[:, None] & usable_moves
-    may_switch = ((state.request == REQUEST_MOVE) & ~recharging) | (state.request == REQUEST_SWITCH)
+    may_switch = ((state.request == REQUEST_MOVE) & ~locked) | (state.request == REQUEST_SWITCH)
     switches_ok = may_switch[:, None] & alive_bench
     return jnp.concatenate([moves_ok, switches_ok], axis=1)
 
