@@ -44,6 +44,12 @@ VOLATILE_COUNTERS = (
     ("lockedmove", "time", "locked_turns"),
     ("lockedmove", "accuracy", "locked_accuracy"),
     ("rage", "accuracy", "locked_accuracy"),
+    ("partialtrappinglock", "duration", "trap_turns"),
+    ("partialtrappinglock", "totalDuration", "trap_total"),
+    ("partialtrappinglock", "damage", "trap_damage"),
+    ("partiallytrapped", "duration", "trapped_turns"),
+    ("partiallytrapped", "maybeLocked", "trapped_maybe_locked"),  # absent in Showdown until set
+    ("fakepartiallytrapped", "duration", "fake_trapped_turns"),
 )
 # Showdown's modifiedStats keys and the JAX column each is compared with (spa and spd: Special)
 MODIFIED_COLUMNS = {"atk": jb.ATK, "def": jb.DEF, "spa": jb.SPC, "spd": jb.SPC, "spe": jb.SPE}
@@ -143,6 +149,8 @@ def compare(snap: dict[str, Any], state: jb.BattleState, kind: str) -> list[str]
             for volatile, key, field in VOLATILE_COUNTERS:
                 if slot == 0 and volatile in p["volatiles"]:
                     theirs, ours = p["volatiles"][volatile].get(key), int(getattr(state, field)[side])
+                    if key == "maybeLocked":
+                        theirs, ours = bool(theirs), bool(ours)
                     if theirs != ours:
                         diffs.append(f"{where} ({ours_species}) {volatile} {key}: showdown {theirs} jax {ours}")
             ours_types = [t.types[int(i)] for i in np.asarray(state.types[side, slot])]
@@ -206,6 +214,7 @@ EVENTS = (
     ("Disable started", r"^\|-start\|[^|]*\|Disable"),
     ("a disabled move stopped", r"^\|cant\|[^|]*\|Disable"),
     ("Thrash / Petal Dance lock ended in confusion", r"^\|-start\|[^|]*\|confusion\|\[silent\]"),
+    ("held by partial trapping", r"^\|cant\|[^|]*\|partiallytrapped"),
 )
 # a Counter that hit (the line after its |move| is neither a failure nor a miss)
 COUNTER_EVENT = "Counter hit"
@@ -223,7 +232,35 @@ def _rage_boosts(before: dict[str, Any], after: dict[str, Any]) -> int:
 
 
 # counted from the state after each decision: a side whose last selected move is "cannotmove"
-CANNOT_MOVE_EVENT = "cannotmove (Haze cured a sleeping or frozen foe)"
+CANNOT_MOVE_EVENT = "cannotmove (a partially trapped Pokemon's Fight, or Haze curing a sleeping or frozen foe)"
+# counted by comparing the states before and after each decision
+TRAP_STARTED_EVENT = "partial trapping lock started"
+TRAP_TARGET_SWITCHED_EVENT = "a trapper's target switched out"
+TRAPPER_SWITCHED_EVENT = "a trapper switched out while locked"
+TRAP_DISABLED_EVENT = "a trapping lock held under Disable"
+
+
+def _trap_events(before: dict[str, Any], after: dict[str, Any]) -> collections.Counter:
+    """Partial trapping locks seen in their first turn (at most one Residual run), and locks whose
+    target or whose holder switched out, between two snapshots."""
+    counts: collections.Counter = collections.Counter()
+    sides = [
+        (b["pokemon"][0], a["pokemon"][0])
+        for b, a in zip(before["state"]["sides"], after["state"]["sides"], strict=True)
+    ]
+    for side, (old, new) in enumerate(sides):
+        old_foe, new_foe = sides[1 - side]
+        lock, old_lock = new["volatiles"].get("partialtrappinglock"), old["volatiles"].get("partialtrappinglock")
+        if lock and lock["totalDuration"] - lock["duration"] <= 1 and lock != old_lock:
+            counts[TRAP_STARTED_EVENT] += 1
+        counts[TRAP_DISABLED_EVENT] += bool(lock) and "disable" in new["volatiles"]
+        fainted = {line.split("|")[2][:2] for line in after["log"] if line.startswith("|faint|")}
+        foe_name, name = f"p{2 - side}", f"p{side + 1}"
+        if old_lock and old["species"] == new["species"] and old_foe["species"] != new_foe["species"]:
+            counts[TRAP_TARGET_SWITCHED_EVENT] += foe_name not in fainted
+        if old_lock and old["species"] != new["species"]:
+            counts[TRAPPER_SWITCHED_EVENT] += name not in fainted
+    return counts
 
 
 def tally(log: list[str], counts: collections.Counter) -> None:
@@ -335,6 +372,7 @@ def play_teams(
                     side_state["lastSelectedMove"] == "cannotmove" for side_state in snap["state"]["sides"]
                 )
                 counts[RAGE_EVENT] += _rage_boosts(previous, snap)
+                counts.update(_trap_events(previous, snap))
             previous = snap
             if diffs:
                 raise L3Divergence(
@@ -391,7 +429,15 @@ def main() -> None:
                 raise SystemExit(1) from None
             print(f"battle {i}: equal after every decision: {result}")
     if args.tally:
-        names = [name for name, _ in EVENTS] + [COUNTER_EVENT, RAGE_EVENT, CANNOT_MOVE_EVENT]
+        names = [name for name, _ in EVENTS] + [
+            COUNTER_EVENT,
+            RAGE_EVENT,
+            CANNOT_MOVE_EVENT,
+            TRAP_STARTED_EVENT,
+            TRAP_TARGET_SWITCHED_EVENT,
+            TRAPPER_SWITCHED_EVENT,
+            TRAP_DISABLED_EVENT,
+        ]
         print("events:", ", ".join(f"{name} {counts[name]}" for name in names))
         used = {name[5:] for name in counts if name.startswith("move:")} - {"struggle"}
         print(f"moves used: {len(used)} of {len(jb.SUPPORTED_MOVES)} supported")

@@ -1,14 +1,14 @@
 """A Gen 1 singles battle as Showdown runs it, as pure JAX functions over fixed-size arrays.
 
-Scope of this version: battles whose teams know only SUPPORTED_MOVES, 155 of Gen 1's 164
+Scope of this version: battles whose teams know only SUPPORTED_MOVES, 159 of Gen 1's 164
 selectable moves (the lists below say which mechanics each group brings): switching, fainting and
 forced switches (one side or both), battle end (a draw when both last Pokemon fall together, and
 the Endless Battle Clause's Gen 1 rule and turn limit), Struggle; the damage formula and everything
 around it (PLAIN_MOVES, DAMAGE_VARIANT_MOVES); the five statuses and toxic; stat stages (boosts.py);
 the volatiles in tables.VOLATILES (screens, Focus Energy, Mist, confusion, flinch, Hyper Beam's
 recharge, Leech Seed, Toxic's counter, two-turn moves and Dig/Fly's invulnerability, Substitute,
-Disable, Thrash's and Rage's locks); Haze; Counter with battle.lastDamage and each side's choice
-memory. Not yet: Bide, the partial trapping moves, Metronome, Mimic, Mirror Move, Transform.
+Disable, Thrash's and Rage's locks, partial trapping); Haze; Counter with battle.lastDamage and
+each side's choice memory. Not yet: Bide, Metronome, Mimic, Mirror Move, Transform.
 
 Showdown's side.pokemon is kept in Showdown's own order, which a switch changes by swapping the
 active Pokemon (slot 0) with the one switched in: "switch N" means slot N-1 of that order, and the
@@ -114,6 +114,17 @@ REFLECT, LIGHT_SCREEN, FOCUS_ENERGY, MIST, CONFUSION, FLINCH, MUST_RECHARGE, LEE
 )
 TWO_TURN_MOVE, INVULNERABLE, SUBSTITUTE = (VOLATILES.index(v) for v in ("twoturnmove", "invulnerability", "substitute"))
 DISABLE, LOCKED_MOVE, RAGE = (VOLATILES.index(v) for v in ("disable", "lockedmove", "rage"))
+# partial trapping: the trapped Pokemon's volatile, the trapper's lock, and the one-turn
+# afterglow both get when a lock of 2-4 turns runs out
+PARTIALLY_TRAPPED, TRAPPING_LOCK, FAKE_TRAPPED = (
+    VOLATILES.index(v) for v in ("partiallytrapped", "partialtrappinglock", "fakepartiallytrapped")
+)
+TRAPPED_DURATION = 2  # partiallytrapped's and fakepartiallytrapped's duration (restarted by each use)
+NO_AFTERGLOW_LOCK = 5  # a lock that lasted 5 turns leaves no fakepartiallytrapped
+NORMAL_TYPE = 10  # tables.TYPES.index("Normal"), checked by a test
+# the volatiles with a duration one active Pokemon can hold at the residual (flinch,
+# partiallytrapped, partialtrappinglock, fakepartiallytrapped)
+MAX_TIMED_VOLATILES = 4
 MAX_RAGE_BOOSTS = 5  # one per hit of the foe's move: at most a 2-5 hit move's five
 # the volatiles that lock the Pokemon into one move (the request offers it alone, no switching)
 LOCKING_VOLATILES = np.array([MUST_RECHARGE, TWO_TURN_MOVE, LOCKED_MOVE, RAGE])
@@ -132,7 +143,7 @@ GHOST_TYPE = 6  # tables.TYPES.index("Ghost"), checked by a test
 TURN_LIMIT = 1000  # Showdown ties every battle that passes turn 1000
 STRUGGLE = NUM_MOVES  # Struggle's move number (the last of Gen 1's), checked by a test
 COUNTER = 68  # Counter's move number, checked by a test
-COUNTERABLE_TYPES = (10, 3)  # Normal and Fighting (tables.TYPES), checked by a test
+COUNTERABLE_TYPES = (NORMAL_TYPE, 3)  # Normal and Fighting (tables.TYPES), checked by a test
 # side.lastEnemySelectedMove / lastEnemyMove values that are not move numbers
 CANNOT_MOVE = -1  # "cannotmove" (Haze, or partial trapping)
 NOMOVE_USED = -1  # Showdown's "nomove" stand-in was used (it is Fissure's move object, "???"-typed)
@@ -143,7 +154,9 @@ FULL_PARALYSIS_CHANCE = 63  # out of 256, Showdown's gen1 par onBeforeMove
 # secondary's chance, the length of the confusion it starts, the Update after it; a 2-5 hit
 # count, Psywave's damage, Rest's and sleep's lengths replace some of these and never add to
 # them), the residual's Update (1). Replacements on both sides make at most 5.
-STEP_DRAWS = 20
+# Partial trapping adds the Residual's shuffles (at most 2 x MAX_TIMED_VOLATILES - 1) and
+# endTurn's DisableMove shuffles (one per side).
+STEP_DRAWS = 20 + 2 * MAX_TIMED_VOLATILES - 1 + NUM_SIDES
 START_DRAWS = 4
 # stat columns of `stats` (tables.STAT_NAMES)
 HP, ATK, DEF, SPC, SPE = range(5)
@@ -186,6 +199,9 @@ DISABLE_MOVES = ["disable"]
 # Thrash and Petal Dance: locked in for 2-3 more turns, then confused; Rage: locked in until it
 # leaves, its Attack rising with every hit it takes
 LOCKED_MOVES = ["thrash", "petaldance", "rage"]
+# Partial trapping: the first hit locks the user into the move for 2-5 turns, each later turn
+# repeating its damage without a roll, while the target can do nothing but switch
+TRAPPING_MOVES = "bind wrap clamp firespin".split()
 # Confusion (Confuse Ray, Supersonic, and Psybeam's and Confusion's 10% secondary) and flinch (the
 # damaging moves with a flinch chance).
 VOLATILE_MOVES = (
@@ -207,6 +223,7 @@ SUPPORTED_MOVES = (
     + MEMORY_MOVES
     + DISABLE_MOVES
     + LOCKED_MOVES
+    + TRAPPING_MOVES
 )
 
 
@@ -274,6 +291,15 @@ class BattleState:
     locked_turns: jax.Array  # int32[2], Thrash's or Petal Dance's lockedmove counter (time)
     # int32[2], the accuracy a lock (lockedmove or rage) keeps, boosted anew at each use
     locked_accuracy: jax.Array
+    # partial trapping, int32[2] each: the trapper's partialtrappinglock (its duration, the
+    # duration it started with, and the damage every later turn repeats); the trapped Pokemon's
+    # partiallytrapped duration and (bool[2]) its maybeLocked mark; fakepartiallytrapped's duration
+    trap_turns: jax.Array
+    trap_total: jax.Array
+    trap_damage: jax.Array
+    trapped_turns: jax.Array
+    trapped_maybe_locked: jax.Array
+    fake_trapped_turns: jax.Array
     last_move: jax.Array  # int32[2], side.lastSelectedMove (0 = "nomove"): what "Fight" runs
     last_slot: jax.Array  # int32[2], side.lastSelectedMoveSlot: the slot whose PP a move spends
     last_damage: jax.Array  # int32, battle.lastDamage: what Counter and Bide read
@@ -346,6 +372,12 @@ def new_battle(
         disable_turns=jnp.zeros(NUM_SIDES, dtype=jnp.int32),
         locked_turns=jnp.zeros(NUM_SIDES, dtype=jnp.int32),
         locked_accuracy=jnp.zeros(NUM_SIDES, dtype=jnp.int32),
+        trap_turns=jnp.zeros(NUM_SIDES, dtype=jnp.int32),
+        trap_total=jnp.zeros(NUM_SIDES, dtype=jnp.int32),
+        trap_damage=jnp.zeros(NUM_SIDES, dtype=jnp.int32),
+        trapped_turns=jnp.zeros(NUM_SIDES, dtype=jnp.int32),
+        trapped_maybe_locked=jnp.zeros(NUM_SIDES, dtype=bool),
+        fake_trapped_turns=jnp.zeros(NUM_SIDES, dtype=jnp.int32),
         toxic_counter=jnp.zeros(NUM_SIDES, dtype=jnp.int32),
         substitute_hp=jnp.zeros(NUM_SIDES, dtype=jnp.int32),
         last_move=jnp.zeros(NUM_SIDES, dtype=jnp.int32),
@@ -388,7 +420,13 @@ def legal_actions(state: BattleState) -> jax.Array:
     # a Pokemon locked into a move (recharge, a charged two-turn move, Thrash, Rage) is offered it alone,
     # and is trapped
     locked = jnp.any(state.volatiles[:, LOCKING_VOLATILES], axis=1)
-    usable_moves = jnp.where((helpless | locked)[:, None], jnp.arange(NUM_MOVE_SLOTS) == 0, usable_moves)
+    # partial trapping offers one button but lets both switch: the trapper its move, the trapped
+    # Pokemon "Fight" (which does nothing); except that once Showdown marks them maybeLocked (the
+    # lock is past its second turn) the request lists every move, all of which do the same
+    trapper_fixed = state.volatiles[:, TRAPPING_LOCK] & (state.trap_total - state.trap_turns <= 1)
+    trapped_fixed = state.volatiles[:, PARTIALLY_TRAPPED] & ~state.trapped_maybe_locked
+    one_button = helpless | locked | trapper_fixed | trapped_fixed
+    usable_moves = jnp.where(one_button[:, None], jnp.arange(NUM_MOVE_SLOTS) == 0, usable_moves)
     moves_ok = (state.request == REQUEST_MOVE)[:, None] & usable_moves
     may_switch = ((state.request == REQUEST_MOVE) & ~locked) | (state.request == REQUEST_SWITCH)
     switches_ok = may_switch[:, None] & alive_bench
@@ -422,6 +460,12 @@ def _clear_volatiles(state: BattleState, side: jax.Array, tables: Tables) -> Bat
         disable_turns=state.disable_turns.at[side].set(0),
         locked_turns=state.locked_turns.at[side].set(0),
         locked_accuracy=state.locked_accuracy.at[side].set(0),
+        trap_turns=state.trap_turns.at[side].set(0),
+        trap_total=state.trap_total.at[side].set(0),
+        trap_damage=state.trap_damage.at[side].set(0),
+        trapped_turns=state.trapped_turns.at[side].set(0),
+        trapped_maybe_locked=state.trapped_maybe_locked.at[side].set(False),
+        fake_trapped_turns=state.fake_trapped_turns.at[side].set(0),
         toxic_counter=state.toxic_counter.at[side].set(0),
         substitute_hp=state.substitute_hp.at[side].set(0),
         types=state.types.at[side, 0].set(tables.species_types[state.species[side, 0]]),
@@ -455,11 +499,11 @@ def _swap_in(state: BattleState, side: jax.Array, slot: jax.Array, tables: Table
 
 
 def _move_action(
-    draws: prng.Draws, state: BattleState, side: jax.Array, run: jax.Array, tables: Tables
+    draws: prng.Draws, state: BattleState, side: jax.Array, run: jax.Array, foe_switched: jax.Array, tables: Tables
 ) -> tuple[BattleState, prng.Draws, jax.Array]:
     """Side `side` uses its move on the foe's active Pokemon, if `run`; returns the state, the
     draws and which sides' active Pokemon fainted (bool[2]: the target to the move, the user to
-    recoil, Self-Destruct, burn or poison)."""
+    recoil, Self-Destruct, burn or poison). `foe_switched`: the foe switched earlier this turn."""
     foe = 1 - side
     # "cannotmove" (Haze cured this side's sleeping or frozen Pokemon) skips everything but
     # AfterMoveSelf: `run` still drives that, `moving` the rest
@@ -481,7 +525,8 @@ def _move_action(
     # 128/256; paralysed (2), it is fully paralysed with 63/256
     asleep = moving & (user_status == SLP)
     sleep_left = jnp.where(asleep, state.sleep_turns[side, 0] - 1, state.sleep_turns[side, 0])
-    helpless = (user_status == SLP) | (user_status == FRZ)
+    # partially trapped (9), it does nothing either
+    helpless = (user_status == SLP) | (user_status == FRZ) | state.volatiles[side, PARTIALLY_TRAPPED]
     flinched = moving & ~helpless & state.volatiles[side, FLINCH]
     # mustrecharge (7): the turn after Hyper Beam is spent recharging
     recharges = moving & ~helpless & ~flinched & state.volatiles[side, MUST_RECHARGE]
@@ -500,9 +545,15 @@ def _move_action(
         draws,
         FULL_PARALYSIS_CHANCE,
         256,
-        moving & ~flinched & ~recharges & ~disabled_out & ~hurts_itself & (user_status == PAR),
+        moving & ~helpless & ~flinched & ~recharges & ~disabled_out & ~hurts_itself & (user_status == PAR),
     )
     acts = moving & ~fully_paralysed & ~helpless & ~flinched & ~recharges & ~disabled_out & ~hurts_itself
+    # partialtrappinglock (0): a trapper whose target has switched out loses its lock, and its move
+    # runs afresh (with PP, accuracy, crit and roll); full paralysis and a confusion self-hit
+    # above end the lock too
+    had_trap_lock = state.volatiles[side, TRAPPING_LOCK]
+    trap_lock_lost = acts & had_trap_lock & foe_switched
+    holds_trap_lock = had_trap_lock & ~trap_lock_lost & ~fully_paralysed & ~hurts_itself
     # useMove: the move becomes the side's lastEnemyMove (a charging turn included)
     last_used = jnp.where(acts, jnp.where(nomove, NOMOVE_USED, move), state.last_used[side])
     # a two-turn move's first turn (its onTryMove) only charges, spending no PP: Dig and Fly also
@@ -515,7 +566,7 @@ def _move_action(
     unleashes = acts & two_turn & state.volatiles[side, TWO_TURN_MOVE]
     # (a move the Pokemon is locked into costs no PP)
     raging = state.volatiles[side, RAGE]
-    was_locked = state.volatiles[side, LOCKED_MOVE] | raging
+    was_locked = state.volatiles[side, LOCKED_MOVE] | raging | holds_trap_lock
     spends_pp = acts & (move != STRUGGLE) & ~was_locked
     acts = acts & ~charges
     # runImmunity comes before the accuracy check and draws nothing; status moves skip it unless
@@ -561,8 +612,14 @@ def _move_action(
     )
     checks_accuracy = acts & ~immune & ~dream_fails & ~ohko_fails
     stored_accuracy = jnp.where((thrashes | raging) & checks_accuracy, threshold, stored_accuracy)
-    draws, hit = dmg.roll_accuracy(draws, accuracy, checks_accuracy, threshold)
-    missed = checks_accuracy & (accuracy != ALWAYS_HITS) & ~hit
+    # the Accuracy event: a foe partially trapped by this Pokemon is hit by any of its moves, with no
+    # draw (whenever this side moves, the foe's partiallytrapped comes from its active Pokemon)
+    sure_hit = state.volatiles[foe, PARTIALLY_TRAPPED]
+    draws, hit = dmg.roll_accuracy(draws, accuracy, checks_accuracy & ~sure_hit, threshold)
+    missed = checks_accuracy & ~sure_hit & (accuracy != ALWAYS_HITS) & ~hit
+    hit = hit | (checks_accuracy & sure_hit)
+    # (a miss ends a trapping lock: Showdown's tryMoveHit)
+    holds_trap_lock = holds_trap_lock & ~missed
     damaging_hit = hit & ~status_move
     # A substitute's TryHit (after the accuracy check): a status move that poisons, lowers the
     # target's stages or confuses fails against it; a damaging move hits the substitute instead
@@ -595,7 +652,13 @@ def _move_action(
     counterable = counterable & (tables.move_power[jnp.maximum(foe_used, 0)] > 0)
     counter_fails = counter & ~(counterable & (state.enemy_selected[foe] != COUNTER) & (state.last_damage > 0))
     damaging_hit = damaging_hit & ~counter_fails
+    # partial trapping: Bind and Wrap do 0 to a Ghost (they ignore immunity, so they still hit and
+    # trap); a held lock repeats the damage it stored; neither draws a crit or a roll
+    trapping = self_volatile == TRAPPING_LOCK + 1
+    ghost_trapped = trapping & (move_type == NORMAL_TYPE) & jnp.any(target_types == GHOST_TYPE)
+    repeats_trap_damage = ~ghost_trapped & holds_trap_lock
     formula = damaging_hit & ~ohko & (fixed == 0) & (effect != PSYWAVE) & (effect != SUPER_FANG) & ~counter
+    formula = formula & ~ghost_trapped & ~repeats_trap_damage
     crit_threshold = dmg.crit_chance(
         tables.base_stats[state.species[side, 0], SPE], crit_ratio, state.volatiles[side, FOCUS_ENERGY]
     )
@@ -625,6 +688,7 @@ def _move_action(
     amount = jnp.where(psywave, psywave_damage, amount)
     amount = jnp.where(effect == SUPER_FANG, jnp.maximum(state.hp[foe, 0] // 2, 1), amount)
     amount = jnp.where(counter, 2 * state.last_damage, amount)
+    amount = jnp.where(ghost_trapped, 0, jnp.where(repeats_trap_damage, state.trap_damage[side], amount))
     damaging_hit = damaging_hit & ~psywave_fails
     # Against a substitute every hit takes the first hit's full damage off it until it breaks; the
     # Pokemon behind takes nothing, and only a substitute that survives lets recoil, drain, a
@@ -679,6 +743,31 @@ def _move_action(
     last_damage = jnp.where(hits_pokemon, last_hit, jnp.where(into_sub, amount, last_damage))
     last_damage = jnp.where(drains, heal, last_damage)
     last_damage = jnp.where(hurts_itself, confusion_damage, jnp.where(crashes, 1, last_damage))
+    # partialtrappinglock, the move's `self` effect, follows any hit (a substitute's too) of a
+    # trapper that holds no lock: its durationCallback draws the length even when the target
+    # fell, and then its onStart fails. It stores battle.lastDamage for the later turns.
+    draws_trap_lock = damaging_hit & trapping & ~holds_trap_lock
+    draws, trap_pick = prng.take_below(draws, SAMPLED_HIT_COUNTS.shape[0], draws_trap_lock)
+    starts_trap = draws_trap_lock & (target_hp > 0)
+    trap_turns = jnp.where(starts_trap, SAMPLED_HIT_COUNTS[trap_pick], state.trap_turns[side])
+    trap_total = jnp.where(starts_trap, trap_turns, state.trap_total[side])
+    trap_damage = jnp.where(starts_trap, last_damage, state.trap_damage[side])
+    # the target's partiallytrapped (duration 2, or restarted): the move's own volatileStatus when
+    # it hit the Pokemon, the new lock's onStart when it hit a substitute
+    traps_target = trapping & (target_hp > 0) & (hits_pokemon | starts_trap)
+    # the lock's AfterMove: a fallen target ends it; on its last turn (duration 1) both Pokemon get
+    # fakepartiallytrapped unless it lasted 5; otherwise the target's partiallytrapped restarts and,
+    # from the lock's second turn, is marked maybeLocked
+    after_move_lock = acts & (holds_trap_lock | starts_trap)
+    keeps_trap_lock = (holds_trap_lock | starts_trap) & ~(after_move_lock & (target_hp <= 0))
+    trap_runs_out = after_move_lock & (target_hp > 0) & (trap_turns == 1)
+    afterglow = trap_runs_out & (trap_total != NO_AFTERGLOW_LOCK)
+    restarts_trap = after_move_lock & (target_hp > 0) & (trap_turns != 1)
+    foe_was_trapped = state.volatiles[foe, PARTIALLY_TRAPPED]
+    foe_trapped_anew = (traps_target | restarts_trap) & ~foe_was_trapped
+    foe_maybe_locked = (state.trapped_maybe_locked[foe] & ~foe_trapped_anew) | (
+        restarts_trap & (trap_total - trap_turns > 0)
+    )
     # Substitute: fails if the user has one or under a quarter of its max HP; it costs
     # floor(max / 4) (which can make the user faint) and has floor(max / 4) + 1 HP
     makes_sub = hit & (effect == MAKE_SUBSTITUTE) & ~own_sub & (4 * user_hp >= max_hp)
@@ -785,7 +874,10 @@ def _move_action(
         last_damage=last_damage,
         last_used=state.last_used.at[side].set(last_used),
         hp=state.hp.at[foe, 0].set(target_hp).at[side, 0].set(user_hp),
-        pp=state.pp.at[side, 0, slot].add(-(spends_pp & ~charges).astype(jnp.int32)),
+        # (Gen 1's deductPP keeps 6 bits: a move used at 0 PP, by a trapper whose target left, has 63)
+        pp=state.pp.at[side, 0, slot].set(
+            jnp.where(spends_pp & ~charges, (state.pp[side, 0, slot] - 1) & 63, state.pp[side, 0, slot])
+        ),
         status=state.status.at[foe, 0].set(target_status).at[side, 0].set(user_status),
         sleep_turns=state.sleep_turns.at[foe, 0].set(target_sleep).at[side, 0].set(sleep_left),
         modified=state.modified.at[foe, 0].set(modified),
@@ -796,7 +888,10 @@ def _move_action(
     must_recharge = (damaging_hit & ~sub_breaks & (self_volatile == MUST_RECHARGE + 1) & (target_hp > 0)) | (
         state.volatiles[side, MUST_RECHARGE] & ~recharges
     )
-    target_recharge = state.volatiles[foe, MUST_RECHARGE] & ~flinches & ~(lands & (inflicted == SLP))
+    # (as do the partial trapping moves' onTryMove, hit or miss)
+    target_recharge = (
+        state.volatiles[foe, MUST_RECHARGE] & ~flinches & ~(lands & (inflicted == SLP)) & ~(acts & trapping)
+    )
     # Rage locks its user in once it hits (as Hyper Beam's recharge, not if it broke a substitute),
     # even if the target fell
     starts_rage = damaging_hit & ~sub_breaks & (self_volatile == RAGE + 1) & ~raging
@@ -827,6 +922,16 @@ def _move_action(
         .set(foe_sub & ~sub_breaks)
         .at[side, SUBSTITUTE]
         .set(own_sub | makes_sub)
+        .at[side, TRAPPING_LOCK]
+        .set(keeps_trap_lock)
+        .at[foe, PARTIALLY_TRAPPED]
+        .set(foe_was_trapped | traps_target | restarts_trap)
+        .at[side, PARTIALLY_TRAPPED]
+        .set(state.volatiles[side, PARTIALLY_TRAPPED] & ~makes_sub)  # a new substitute frees it
+        .at[side, FAKE_TRAPPED]
+        .set(state.volatiles[side, FAKE_TRAPPED] | afterglow)
+        .at[foe, FAKE_TRAPPED]
+        .set(state.volatiles[foe, FAKE_TRAPPED] | afterglow)
         .at[side, TWO_TURN_MOVE]
         .set(
             (state.volatiles[side, TWO_TURN_MOVE] | charges)
@@ -852,6 +957,24 @@ def _move_action(
         .set(jnp.where(lock_confuses, lock_confusion_length, confusion_left)),
         locked_turns=state.locked_turns.at[side].set(locked_left),
         locked_accuracy=state.locked_accuracy.at[side].set(jnp.where(starts_rage, LOCK_ACCURACY, stored_accuracy)),
+        trap_turns=state.trap_turns.at[side].set(trap_turns),
+        trap_total=state.trap_total.at[side].set(trap_total),
+        trap_damage=state.trap_damage.at[side].set(trap_damage),
+        trapped_turns=state.trapped_turns.at[foe].set(
+            jnp.where(traps_target | restarts_trap, TRAPPED_DURATION, state.trapped_turns[foe])
+        ),
+        trapped_maybe_locked=state.trapped_maybe_locked.at[foe].set(foe_maybe_locked),
+        # (fakepartiallytrapped has no onRestart: one already there keeps its duration)
+        fake_trapped_turns=state.fake_trapped_turns.at[side]
+        .set(
+            jnp.where(
+                afterglow & ~state.volatiles[side, FAKE_TRAPPED], TRAPPED_DURATION, state.fake_trapped_turns[side]
+            )
+        )
+        .at[foe]
+        .set(
+            jnp.where(afterglow & ~state.volatiles[foe, FAKE_TRAPPED], TRAPPED_DURATION, state.fake_trapped_turns[foe])
+        ),
         substitute_hp=state.substitute_hp.at[foe].set(jnp.where(sub_breaks, 0, sub_hp)).at[side].set(user_sub_hp),
         toxic_counter=state.toxic_counter.at[foe]
         .set(jnp.where(badly_poisons, 0, state.toxic_counter[foe]))
@@ -983,9 +1106,11 @@ def _run_action(
     run: jax.Array,
     tables: Tables,
     replacement: bool = False,
+    foe_switched: jax.Array | bool = False,
 ) -> tuple[BattleState, prng.Draws, jax.Array]:
     """One queued action, if `run`; returns the state, the draws and whether the turn goes on.
-    `replacement`: a switch that replaces a Pokemon fainted this turn."""
+    `replacement`: a switch that replaces a Pokemon fainted this turn; `foe_switched`: the foe's
+    action this turn was a switch (which comes first)."""
     is_switch = action >= NUM_MOVE_SLOTS
     switched = _swap_in(state, side, jnp.clip(action - NUM_MOVE_SLOTS + 1, 1, TEAM_SIZE - 1), tables)
     # Gen 1 runSwitch: the side's lastSelectedMoveSlot goes back to the first slot
@@ -1003,7 +1128,7 @@ def _run_action(
     if replacement:  # a replacement is always a switch: no move code to compile
         state, draws = _select(run, (switched, switch_draws), (state, draws))
         return state, draws, run & ~switch_fainted
-    moved, move_draws, fainted = _move_action(draws, state, side, run & ~is_switch, tables)
+    moved, move_draws, fainted = _move_action(draws, state, side, run & ~is_switch, jnp.asarray(foe_switched), tables)
     # a faint asks for the replacements before the Update
     move_fainted = jnp.any(fainted)
     moved = _select(move_fainted, _faint(moved, fainted, tables), moved)
@@ -1013,14 +1138,66 @@ def _run_action(
     return state, draws, run & ~jnp.where(is_switch, switch_fainted, move_fainted)
 
 
-def _end_turn(state: BattleState, run: jax.Array) -> BattleState:
-    """endTurn: the next turn, both sides asked to move; or a tie by the Endless Battle Clause."""
-    ended_turn = state.replace(turn=state.turn + 1, request=jnp.full(NUM_SIDES, REQUEST_MOVE, dtype=jnp.int32))
+def _residual(draws: prng.Draws, state: BattleState) -> tuple[BattleState, prng.Draws]:
+    """The Residual event (fieldEvent), in a turn that reaches it. Its handlers are the active
+    Pokemon's volatiles that have a duration (flinch, partiallytrapped, partialtrappinglock,
+    fakepartiallytrapped), sorted by their holder's cached speed; speedSort shuffles each group
+    of equals (one draw for every member after the first), though no order changes anything
+    here. Then each duration counts down, and a volatile whose duration reaches 0 ends."""
+    vol = state.volatiles
+    timed = vol[:, FLINCH].astype(jnp.int32) + vol[:, PARTIALLY_TRAPPED] + vol[:, TRAPPING_LOCK] + vol[:, FAKE_TRAPPED]
+    tie = state.speed[0, 0] == state.speed[1, 0]
+    shuffles = jnp.where(
+        tie, jnp.maximum(timed[0] + timed[1] - 1, 0), jnp.maximum(timed[0] - 1, 0) + jnp.maximum(timed[1] - 1, 0)
+    )
+    for index in range(2 * MAX_TIMED_VOLATILES - 1):
+        draws, _ = prng.take_below(draws, 2, index < shuffles)
+    trap_turns = jnp.where(vol[:, TRAPPING_LOCK], state.trap_turns - 1, state.trap_turns)
+    trapped_turns = jnp.where(vol[:, PARTIALLY_TRAPPED], state.trapped_turns - 1, state.trapped_turns)
+    fake_turns = jnp.where(vol[:, FAKE_TRAPPED], state.fake_trapped_turns - 1, state.fake_trapped_turns)
+    vol = (
+        vol.at[:, FLINCH]
+        .set(False)
+        .at[:, TRAPPING_LOCK]
+        .set(vol[:, TRAPPING_LOCK] & (trap_turns > 0))
+        .at[:, PARTIALLY_TRAPPED]
+        .set(vol[:, PARTIALLY_TRAPPED] & (trapped_turns > 0))
+        .at[:, FAKE_TRAPPED]
+        .set(vol[:, FAKE_TRAPPED] & (fake_turns > 0))
+    )
+    state = state.replace(
+        volatiles=vol, trap_turns=trap_turns, trapped_turns=trapped_turns, fake_trapped_turns=fake_turns
+    )
+    return state, draws
+
+
+def _end_turn(draws: prng.Draws, state: BattleState, run: jax.Array) -> tuple[BattleState, prng.Draws]:
+    """endTurn: the next turn, both sides asked to move; or a tie by the Endless Battle Clause.
+
+    Gen 1's partial trapping cleanup comes first, p1's Pokemon then p2's: a lock whose target fell
+    or is no longer partially trapped ends, a partiallytrapped whose source fell or holds no lock
+    ends, and a fakepartiallytrapped whose counterpart has none ends. Then each side's DisableMove
+    event: its handlers of equal priority on one Pokemon are shuffled (one draw) when it holds both
+    a trapping lock and Disable, or both partiallytrapped and fakepartiallytrapped."""
+    vol = state.volatiles
+    for side in range(NUM_SIDES):
+        foe = 1 - side
+        foe_fell = state.hp[foe, 0] <= 0
+        vol = vol.at[side, TRAPPING_LOCK].set(vol[side, TRAPPING_LOCK] & ~foe_fell & vol[foe, PARTIALLY_TRAPPED])
+        vol = vol.at[side, PARTIALLY_TRAPPED].set(vol[side, PARTIALLY_TRAPPED] & ~foe_fell & vol[foe, TRAPPING_LOCK])
+        vol = vol.at[side, FAKE_TRAPPED].set(vol[side, FAKE_TRAPPED] & ~foe_fell & vol[foe, FAKE_TRAPPED])
+    ended_turn = state.replace(
+        volatiles=vol, turn=state.turn + 1, request=jnp.full(NUM_SIDES, REQUEST_MOVE, dtype=jnp.int32)
+    )
+    shuffled = (vol[:, TRAPPING_LOCK] & vol[:, DISABLE]) | (vol[:, PARTIALLY_TRAPPED] & vol[:, FAKE_TRAPPED])
+    ended_draws = draws
+    for side in range(NUM_SIDES):
+        ended_draws, _ = prng.take_below(ended_draws, 2, shuffled[side])
     tie = _no_progress_possible(ended_turn) | (ended_turn.turn > TURN_LIMIT)
     tied = ended_turn.replace(
         request=jnp.full(NUM_SIDES, REQUEST_NONE, dtype=jnp.int32), ended=jnp.bool_(True), winner=jnp.int32(NO_WINNER)
     )
-    return _select(run, _select(tie, tied, ended_turn), state)
+    return _select(run, (_select(tie, tied, ended_turn), ended_draws), (state, draws))
 
 
 def _no_progress_possible(state: BattleState) -> jax.Array:
@@ -1038,13 +1215,14 @@ def _no_progress_possible(state: BattleState) -> jax.Array:
 def _commit_moves(state: BattleState, actions: jax.Array) -> BattleState:
     """Gen 1's side.commitChoices: a chosen move becomes lastSelectedMove (and its slot
     lastSelectedMoveSlot); "Fight" from a sleeping or frozen Pokemon changes neither, so it runs
-    whatever its side last selected."""
+    whatever its side last selected; "Fight" from a partially trapped one makes it "cannotmove"."""
     chose_move = (actions < NUM_MOVE_SLOTS) & (state.request == REQUEST_MOVE)
     helpless = (state.status[:, 0] == SLP) | (state.status[:, 0] == FRZ)
-    # "Recharge" and a charged two-turn move are locked moves, which select nothing: the action runs
-    # lastSelectedMove
-    locked = jnp.any(state.volatiles[:, LOCKING_VOLATILES], axis=1)
-    selects = chose_move & ~helpless & ~locked
+    # "Recharge", a charged two-turn move and a trapper's move are locked moves, which select
+    # nothing: the action runs lastSelectedMove
+    locked = jnp.any(state.volatiles[:, LOCKING_VOLATILES], axis=1) | state.volatiles[:, TRAPPING_LOCK]
+    trapped_fight = chose_move & ~helpless & ~locked & state.volatiles[:, PARTIALLY_TRAPPED]
+    selects = chose_move & ~helpless & ~locked & ~trapped_fight
     # with no PP left the only choice is Struggle, which becomes lastSelectedMove (its slot stays)
     struggles = selects & ~jnp.any(_usable_moves(state), axis=1)
     slot = jnp.clip(actions, 0, NUM_MOVE_SLOTS - 1)
@@ -1057,15 +1235,16 @@ def _commit_moves(state: BattleState, actions: jax.Array) -> BattleState:
     return state.replace(
         last_move=jnp.where(struggles, STRUGGLE, jnp.where(selects, chosen, state.last_move)),
         last_slot=last_slot,
-        cannot_move=state.cannot_move & ~selects,
-        enemy_selected=jnp.where(chose_move, seen, state.enemy_selected),
+        cannot_move=(state.cannot_move & ~selects) | trapped_fight,
+        enemy_selected=jnp.where(trapped_fight, CANNOT_MOVE, jnp.where(chose_move, seen, state.enemy_selected)),
     )
 
 
 def _action_key(state: BattleState, side: int, action: jax.Array, tables: Tables) -> tuple:
     is_switch = action >= NUM_MOVE_SLOTS
     order = jnp.where(is_switch, ORDER_SWITCH, ORDER_MOVE)
-    priority = jnp.where(is_switch, 0, tables.move_priority[state.last_move[side]])
+    # ("cannotmove" is no move: priority 0)
+    priority = jnp.where(is_switch | state.cannot_move[side], 0, tables.move_priority[state.last_move[side]])
     return order, priority, state.speed[side, 0]
 
 
@@ -1090,15 +1269,15 @@ def _full_turn(
     def run_next(carry, order):
         state, draws, goes_on = carry
         side = jnp.where(order == 0, first, 1 - first)
-        return _run_action(draws, state, side, actions[side], goes_on, tables), None
+        foe_switched = actions[1 - side] >= NUM_MOVE_SLOTS
+        return _run_action(draws, state, side, actions[side], goes_on, tables, foe_switched=foe_switched), None
 
     (state, draws, goes_on), _ = jax.lax.scan(run_next, (state, draws, jnp.bool_(True)), jnp.arange(NUM_SIDES))
-    # the residual action (updateSpeed, no residual effects yet, its Update), then endTurn
-    residual = _update_speeds(state)
-    # the Residual event ends flinch (its duration is one turn), but only in a turn that reaches it
-    residual = residual.replace(volatiles=residual.volatiles.at[:, FLINCH].set(False))
-    state, draws = _select(goes_on, (residual, _each_event(draws, residual)), (state, draws))
-    return _end_turn(state, goes_on), draws
+    # the residual action (updateSpeed, the Residual event, its Update), then endTurn; a turn
+    # that a faint ended has none
+    residual, residual_draws = _residual(draws, _update_speeds(state))
+    state, draws = _select(goes_on, (residual, _each_event(residual_draws, residual)), (state, draws))
+    return _end_turn(draws, state, goes_on)
 
 
 def _forced_switch(
@@ -1133,7 +1312,7 @@ def _forced_switch(
     state, draws = _select(both, (double, double_draws), (single, single_draws))
     # In Gen 1 a faint ends the turn: Showdown drops the rest of the queue (the residual included),
     # so the replacements' switch-ins are followed directly by endTurn.
-    return _end_turn(state, both | goes_on), draws
+    return _end_turn(draws, state, both | goes_on)
 
 
 def step(kind: str, state: BattleState, actions: jax.Array, tables: Tables) -> BattleState:

@@ -29,7 +29,8 @@ Observation (float32[OBS_SIZE]), in this order:
       evasion) as (stage + 6) / 12, and its side's volatiles (tables.VOLATILES: reflect, light
       screen, focus energy, mist, minimize, defense curl, confusion, flinch, must recharge,
       leech seed, toxic's counter running, a charged two-turn move, Dig/Fly invulnerability,
-      substitute, disable, Thrash's lock, rage) as 0/1                        2 x 23 = 46
+      substitute, disable, Thrash's lock, rage, partially trapped, holding a trapping lock,
+      a lock's afterglow) as 0/1                                              2 x 26 = 52
   for each of p1's active Pokemon's 4 move slots: power / 200 (Gen 1's strongest, Explosion, is
       170; fixed-damage and OHKO moves are 0), accuracy / 100 (1 for never-miss), the move's type
       one-hot (16), physical (0/1), special (0/1), PP / max PP                4 x 21 = 84

@@ -50,6 +50,9 @@ VOLATILES = (
     "disable",
     "lockedmove",
     "rage",
+    "partiallytrapped",
+    "partialtrappinglock",
+    "fakepartiallytrapped",
 )
 # Effects Showdown writes as code (callbacks such as damageCallback, onTryImmunity, onHit,
 # onMoveFail), not as data, and the moves that have them: the battle engine implements each.

@@ -43,7 +43,12 @@ def test_tables_hold_gen1_as_published():
     assert t.move_ids[NUM_MOVES] == "struggle" and len(t.species_ids) == NUM_SPECIES + 1
     # the battle engine's constants that name rows of these tables
     assert battle.POISON_TYPE == t.types.index("Poison") and battle.GHOST_TYPE == t.types.index("Ghost")
-    assert battle.GRASS_TYPE == t.types.index("Grass")
+    assert battle.GRASS_TYPE == t.types.index("Grass") and battle.NORMAL_TYPE == t.types.index("Normal")
+    # the partial trapping moves: the trapped target's volatile and the user's lock, as Showdown's data gives them
+    for trapping in ("bind", "wrap", "clamp", "firespin"):
+        move = t.move_index(trapping)
+        assert t.move_volatile[move] == battle.PARTIALLY_TRAPPED + 1
+        assert t.move_self_volatile[move] == battle.TRAPPING_LOCK + 1
     assert battle.STRUGGLE == t.move_index("struggle") and battle.COUNTER == t.move_index("counter")
     assert battle.COUNTERABLE_TYPES == (t.types.index("Normal"), t.types.index("Fighting"))
     statuses = (battle.PAR, battle.FNT, battle.BRN, battle.PSN, battle.SLP, battle.FRZ)
