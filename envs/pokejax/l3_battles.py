@@ -50,6 +50,8 @@ VOLATILE_COUNTERS = (
     ("partiallytrapped", "duration", "trapped_turns"),
     ("partiallytrapped", "maybeLocked", "trapped_maybe_locked"),  # absent in Showdown until set
     ("fakepartiallytrapped", "duration", "fake_trapped_turns"),
+    ("bide", "time", "bide_turns"),
+    ("bide", "damage", "bide_damage"),
 )
 # Showdown's modifiedStats keys and the JAX column each is compared with (spa and spd: Special)
 MODIFIED_COLUMNS = {"atk": jb.ATK, "def": jb.DEF, "spa": jb.SPC, "spd": jb.SPC, "spe": jb.SPE}
@@ -163,6 +165,14 @@ def compare(snap: dict[str, Any], state: jb.BattleState, kind: str) -> list[str]
                         diffs.append(
                             f"{where} ({ours_species}) boost {key}: showdown {p['boosts'][key]} jax {int(ours_boosts[column])}"
                         )
+            used = int(state.used_move[side]) if slot == 0 else 0
+            ours_used = t.move_ids[used] if used else None
+            if p["lastMove"] != ours_used:
+                diffs.append(f"{where} ({ours_species}) lastMove: showdown {p['lastMove']} jax {ours_used}")
+            move_ids = [m["id"] for m in p["moves"]]
+            ours_moves = [t.move_ids[int(i)] for i in np.asarray(state.moves[side, slot]) if i]
+            if move_ids != ours_moves:
+                diffs.append(f"{where} ({ours_species}) moves: showdown {move_ids} jax {ours_moves}")
             pp = [m["pp"] for m in p["moves"]]
             ours_pp = np.asarray(state.pp[side, slot])[: len(pp)].tolist()
             if pp != ours_pp:
@@ -215,6 +225,10 @@ EVENTS = (
     ("a disabled move stopped", r"^\|cant\|[^|]*\|Disable"),
     ("Thrash / Petal Dance lock ended in confusion", r"^\|-start\|[^|]*\|confusion\|\[silent\]"),
     ("held by partial trapping", r"^\|cant\|[^|]*\|partiallytrapped"),
+    ("Bide started", r"^\|-start\|[^|]*\|Bide"),
+    ("Bide released", r"^\|-end\|[^|]*\|(move: )?Bide$"),
+    ("Mimic", r"^\|-start\|[^|]*\|Mimic"),
+    ("Mirror Move calling a move", r"^\|move\|[^|]*\|[^|]*\|[^|]*\|\[from\][^|]*Mirror Move"),
 )
 # a Counter that hit (the line after its |move| is neither a failure nor a miss)
 COUNTER_EVENT = "Counter hit"

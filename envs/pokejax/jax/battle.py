@@ -1,14 +1,15 @@
 """A Gen 1 singles battle as Showdown runs it, as pure JAX functions over fixed-size arrays.
 
-Scope of this version: battles whose teams know only SUPPORTED_MOVES, 159 of Gen 1's 164
+Scope of this version: battles whose teams know only SUPPORTED_MOVES, 162 of Gen 1's 164
 selectable moves (the lists below say which mechanics each group brings): switching, fainting and
 forced switches (one side or both), battle end (a draw when both last Pokemon fall together, and
 the Endless Battle Clause's Gen 1 rule and turn limit), Struggle; the damage formula and everything
 around it (PLAIN_MOVES, DAMAGE_VARIANT_MOVES); the five statuses and toxic; stat stages (boosts.py);
 the volatiles in tables.VOLATILES (screens, Focus Energy, Mist, confusion, flinch, Hyper Beam's
 recharge, Leech Seed, Toxic's counter, two-turn moves and Dig/Fly's invulnerability, Substitute,
-Disable, Thrash's and Rage's locks, partial trapping); Haze; Counter with battle.lastDamage and
-each side's choice memory. Not yet: Bide, Metronome, Mimic, Mirror Move, Transform.
+Disable, Thrash's and Rage's locks, partial trapping, Bide); Haze; Counter with battle.lastDamage
+and each side's choice memory; Mimic; Mirror Move with each Pokemon's lastMove. Not yet: Metronome,
+Transform.
 
 Showdown's side.pokemon is kept in Showdown's own order, which a switch changes by swapping the
 active Pokemon (slot 0) with the one switched in: "switch N" means slot N-1 of that order, and the
@@ -78,6 +79,8 @@ OHKO_DAMAGE = 65535
     MAKE_SUBSTITUTE,
     HAZE,
     COUNTER_EFFECT,
+    BIDE_EFFECT,
+    MIMIC_EFFECT,
 ) = (
     CODED_EFFECTS.index(effect) + 1
     for effect in (
@@ -95,6 +98,8 @@ OHKO_DAMAGE = 65535
         "substitute",
         "haze",
         "counter",
+        "bide",
+        "mimic",
     )
 )
 GRASS_TYPE = 7  # tables.TYPES.index("Grass"), checked by a test
@@ -119,12 +124,13 @@ DISABLE, LOCKED_MOVE, RAGE = (VOLATILES.index(v) for v in ("disable", "lockedmov
 PARTIALLY_TRAPPED, TRAPPING_LOCK, FAKE_TRAPPED = (
     VOLATILES.index(v) for v in ("partiallytrapped", "partialtrappinglock", "fakepartiallytrapped")
 )
+BIDE = VOLATILES.index("bide")
+# the volatiles whose DisableMove handlers share priority 0 and the Condition sub-order, so that
+# one Pokemon holding two of them has them shuffled at every endTurn
+DISABLE_MOVE_TIES = np.array([TRAPPING_LOCK, DISABLE, BIDE])
 TRAPPED_DURATION = 2  # partiallytrapped's and fakepartiallytrapped's duration (restarted by each use)
 NO_AFTERGLOW_LOCK = 5  # a lock that lasted 5 turns leaves no fakepartiallytrapped
 NORMAL_TYPE = 10  # tables.TYPES.index("Normal"), checked by a test
-# the volatiles with a duration one active Pokemon can hold at the residual (flinch,
-# partiallytrapped, partialtrappinglock, fakepartiallytrapped)
-MAX_TIMED_VOLATILES = 4
 MAX_RAGE_BOOSTS = 5  # one per hit of the foe's move: at most a 2-5 hit move's five
 # the volatiles that lock the Pokemon into one move (the request offers it alone, no switching)
 LOCKING_VOLATILES = np.array([MUST_RECHARGE, TWO_TURN_MOVE, LOCKED_MOVE, RAGE])
@@ -143,20 +149,23 @@ GHOST_TYPE = 6  # tables.TYPES.index("Ghost"), checked by a test
 TURN_LIMIT = 1000  # Showdown ties every battle that passes turn 1000
 STRUGGLE = NUM_MOVES  # Struggle's move number (the last of Gen 1's), checked by a test
 COUNTER = 68  # Counter's move number, checked by a test
+MIMIC = 102  # Mimic's move number, checked by a test
+MIRROR_MOVE = 119  # Mirror Move's move number, checked by a test
+FISSURE = 90  # Fissure's move number (Showdown's "nomove" is Fissure's move object), checked by a test
 COUNTERABLE_TYPES = (NORMAL_TYPE, 3)  # Normal and Fighting (tables.TYPES), checked by a test
 # side.lastEnemySelectedMove / lastEnemyMove values that are not move numbers
 CANNOT_MOVE = -1  # "cannotmove" (Haze, or partial trapping)
 NOMOVE_USED = -1  # Showdown's "nomove" stand-in was used (it is Fissure's move object, "???"-typed)
 POISON_TYPE = 11  # tables.TYPES.index("Poison"), checked by a test
 FULL_PARALYSIS_CHANCE = 63  # out of 256, Showdown's gen1 par onBeforeMove
-# The most draws one step can make: the action-order tie (1), BeforeTurn and its Update (2), two
+# The most draws a step prefetches: the action-order tie (1), BeforeTurn and its Update (2), two
 # moves with up to 8 each (confusion's and paralysis's checks, accuracy, the crit and the roll, a
 # secondary's chance, the length of the confusion it starts, the Update after it; a 2-5 hit
-# count, Psywave's damage, Rest's and sleep's lengths replace some of these and never add to
-# them), the residual's Update (1). Replacements on both sides make at most 5.
-# Partial trapping adds the Residual's shuffles (at most 2 x MAX_TIMED_VOLATILES - 1) and
-# endTurn's DisableMove shuffles (one per side).
-STEP_DRAWS = 20 + 2 * MAX_TIMED_VOLATILES - 1 + NUM_SIDES
+# count, Psywave's damage, Rest's and sleep's lengths, a trapping lock's length, Bide's length and
+# Mimic's pick replace some of these and never add to them). Replacements on both sides make at
+# most 5. The draws after the actions (the Residual's shuffles, the residual's Update, endTurn's
+# DisableMove shuffles) are not prefetched: no value of theirs is read (prng.skip, prng.settle).
+STEP_DRAWS = 19
 START_DRAWS = 4
 # stat columns of `stats` (tables.STAT_NAMES)
 HP, ATK, DEF, SPC, SPE = range(5)
@@ -192,8 +201,10 @@ SELF_MOVES = (
     "reflect lightscreen focusenergy mist recover softboiled rest jumpkick highjumpkick conversion "
     "splash teleport roar whirlwind haze"
 ).split()
-# Moves that read what happened before them: Counter (battle.lastDamage and the foe's last move)
-MEMORY_MOVES = ["counter"]
+# Moves that read what happened before them: Counter (battle.lastDamage and the foe's last move),
+# Bide (battle.lastDamage, summed over 2-3 turns and returned twice over), Mimic (the foe's moves),
+# Mirror Move (the foe's last move, used again)
+MEMORY_MOVES = ["counter", "bide", "mimic", "mirrormove"]
 # Disable: a random one of the foe's moves with PP, for 1-8 of its move attempts
 DISABLE_MOVES = ["disable"]
 # Thrash and Petal Dance: locked in for 2-3 more turns, then confused; Rage: locked in until it
@@ -300,6 +311,16 @@ class BattleState:
     trapped_turns: jax.Array
     trapped_maybe_locked: jax.Array
     fake_trapped_turns: jax.Array
+    # int32[2] each: Bide's turns left (Showdown's time) and the damage it has stored
+    bide_turns: jax.Array
+    bide_damage: jax.Array
+    # bool[2, 4]: the active Pokemon's move slots that Mimic replaced, and (int32[2, 4]) the move
+    # each held before, which comes back when it leaves the field (the PP is the slot's all along)
+    mimicked: jax.Array
+    mimic_base: jax.Array
+    # int32[2]: the active Pokemon's lastMove (0 none; Mirror Move uses the foe's); sleep, freeze
+    # and leaving the field clear it, a two-turn move's charging turn leaves it
+    used_move: jax.Array
     last_move: jax.Array  # int32[2], side.lastSelectedMove (0 = "nomove"): what "Fight" runs
     last_slot: jax.Array  # int32[2], side.lastSelectedMoveSlot: the slot whose PP a move spends
     last_damage: jax.Array  # int32, battle.lastDamage: what Counter and Bide read
@@ -322,11 +343,15 @@ def _tie_draw(draws: prng.Draws, tie: jax.Array) -> tuple[prng.Draws, jax.Array]
     return draws, value == 1
 
 
-def _each_event(draws: prng.Draws, state: BattleState) -> prng.Draws:
-    """eachEvent: sorting the active Pokemon by cached speed draws once on a tie (a fainted one
+def _each_event_ties(state: BattleState) -> jax.Array:
+    """eachEvent sorts the active Pokemon by cached speed and draws once on a tie (a fainted one
     is not among them)."""
     both_standing = (state.hp[0, 0] > 0) & (state.hp[1, 0] > 0)
-    draws, _ = _tie_draw(draws, both_standing & (state.speed[0, 0] == state.speed[1, 0]))
+    return both_standing & (state.speed[0, 0] == state.speed[1, 0])
+
+
+def _each_event(draws: prng.Draws, state: BattleState) -> prng.Draws:
+    draws, _ = _tie_draw(draws, _each_event_ties(state))
     return draws
 
 
@@ -378,6 +403,11 @@ def new_battle(
         trapped_turns=jnp.zeros(NUM_SIDES, dtype=jnp.int32),
         trapped_maybe_locked=jnp.zeros(NUM_SIDES, dtype=bool),
         fake_trapped_turns=jnp.zeros(NUM_SIDES, dtype=jnp.int32),
+        bide_turns=jnp.zeros(NUM_SIDES, dtype=jnp.int32),
+        bide_damage=jnp.zeros(NUM_SIDES, dtype=jnp.int32),
+        mimicked=jnp.zeros((NUM_SIDES, NUM_MOVE_SLOTS), dtype=bool),
+        mimic_base=jnp.zeros((NUM_SIDES, NUM_MOVE_SLOTS), dtype=jnp.int32),
+        used_move=jnp.zeros(NUM_SIDES, dtype=jnp.int32),
         toxic_counter=jnp.zeros(NUM_SIDES, dtype=jnp.int32),
         substitute_hp=jnp.zeros(NUM_SIDES, dtype=jnp.int32),
         last_move=jnp.zeros(NUM_SIDES, dtype=jnp.int32),
@@ -420,12 +450,13 @@ def legal_actions(state: BattleState) -> jax.Array:
     # a Pokemon locked into a move (recharge, a charged two-turn move, Thrash, Rage) is offered it alone,
     # and is trapped
     locked = jnp.any(state.volatiles[:, LOCKING_VOLATILES], axis=1)
-    # partial trapping offers one button but lets both switch: the trapper its move, the trapped
-    # Pokemon "Fight" (which does nothing); except that once Showdown marks them maybeLocked (the
-    # lock is past its second turn) the request lists every move, all of which do the same
+    # partial trapping and Bide offer one button but let the Pokemon switch: the trapper and Bide
+    # their move, the trapped Pokemon "Fight" (which does nothing); except that once Showdown marks
+    # a trapper or its target maybeLocked (the lock is past its second turn) the request lists every
+    # move, all of which do the same
     trapper_fixed = state.volatiles[:, TRAPPING_LOCK] & (state.trap_total - state.trap_turns <= 1)
     trapped_fixed = state.volatiles[:, PARTIALLY_TRAPPED] & ~state.trapped_maybe_locked
-    one_button = helpless | locked | trapper_fixed | trapped_fixed
+    one_button = helpless | locked | trapper_fixed | trapped_fixed | state.volatiles[:, BIDE]
     usable_moves = jnp.where(one_button[:, None], jnp.arange(NUM_MOVE_SLOTS) == 0, usable_moves)
     moves_ok = (state.request == REQUEST_MOVE)[:, None] & usable_moves
     may_switch = ((state.request == REQUEST_MOVE) & ~locked) | (state.request == REQUEST_SWITCH)
@@ -466,6 +497,14 @@ def _clear_volatiles(state: BattleState, side: jax.Array, tables: Tables) -> Bat
         trapped_turns=state.trapped_turns.at[side].set(0),
         trapped_maybe_locked=state.trapped_maybe_locked.at[side].set(False),
         fake_trapped_turns=state.fake_trapped_turns.at[side].set(0),
+        bide_turns=state.bide_turns.at[side].set(0),
+        bide_damage=state.bide_damage.at[side].set(0),
+        # (moveSlots back to baseMoveSlots)
+        moves=state.moves.at[side, 0].set(
+            jnp.where(state.mimicked[side], state.mimic_base[side], state.moves[side, 0])
+        ),
+        mimicked=state.mimicked.at[side].set(False),
+        used_move=state.used_move.at[side].set(0),
         toxic_counter=state.toxic_counter.at[side].set(0),
         substitute_hp=state.substitute_hp.at[side].set(0),
         types=state.types.at[side, 0].set(tables.species_types[state.species[side, 0]]),
@@ -510,14 +549,8 @@ def _move_action(
     moving = run & ~state.cannot_move[side]
     # the move is the side's lastSelectedMove (set when the choice was committed), its PP comes
     # from the slot lastSelectedMoveSlot; "nomove" (0) is Showdown's stand-in, see NOMOVE_*
-    move, slot = state.last_move[side], state.last_slot[side]
-    nomove = move == 0
-    move_type = jnp.where(nomove, dmg.TYPELESS, tables.move_type[move])
-    category = jnp.where(nomove, dmg.SPECIAL, tables.move_category[move])
-    power = jnp.where(nomove, NOMOVE_POWER, tables.move_power[move])
-    crit_ratio = jnp.where(nomove, 1, tables.move_crit_ratio[move])
+    selected, slot = state.last_move[side], state.last_slot[side]
     user_types, target_types = state.types[side, 0], state.types[foe, 0]
-    status_move = category == dmg.STATUS
     user_status = state.status[side, 0]
     # BeforeMove, by handler priority: frozen (12) or asleep (10), the Pokemon does nothing (a sleeper
     # counts a turn down, and wakes, still idle, when it reaches 0); flinched (8), nothing either;
@@ -526,7 +559,9 @@ def _move_action(
     asleep = moving & (user_status == SLP)
     sleep_left = jnp.where(asleep, state.sleep_turns[side, 0] - 1, state.sleep_turns[side, 0])
     # partially trapped (9), it does nothing either
-    helpless = (user_status == SLP) | (user_status == FRZ) | state.volatiles[side, PARTIALLY_TRAPPED]
+    # (sleep's and freeze's handlers also clear the Pokemon's lastMove)
+    helpless_status = (user_status == SLP) | (user_status == FRZ)
+    helpless = helpless_status | state.volatiles[side, PARTIALLY_TRAPPED]
     flinched = moving & ~helpless & state.volatiles[side, FLINCH]
     # mustrecharge (7): the turn after Hyper Beam is spent recharging
     recharges = moving & ~helpless & ~flinched & state.volatiles[side, MUST_RECHARGE]
@@ -535,7 +570,7 @@ def _move_action(
     disable_checked = moving & ~helpless & ~flinched & ~recharges & state.volatiles[side, DISABLE]
     disable_left = jnp.where(disable_checked, state.disable_turns[side] - 1, state.disable_turns[side])
     still_disabled = state.volatiles[side, DISABLE] & ~(disable_checked & (disable_left == 0))
-    disabled_out = disable_checked & still_disabled & (move == state.moves[side, 0, state.disable_slot[side]])
+    disabled_out = disable_checked & still_disabled & (selected == state.moves[side, 0, state.disable_slot[side]])
     confused = moving & ~helpless & ~flinched & ~recharges & ~disabled_out & (state.confusion_turns[side] > 0)
     confusion_left = jnp.where(confused, state.confusion_turns[side] - 1, state.confusion_turns[side])
     still_confused = confused & (confusion_left > 0)
@@ -554,6 +589,31 @@ def _move_action(
     had_trap_lock = state.volatiles[side, TRAPPING_LOCK]
     trap_lock_lost = acts & had_trap_lock & foe_switched
     holds_trap_lock = had_trap_lock & ~trap_lock_lost & ~fully_paralysed & ~hurts_itself
+    # Bide (0) stops every move of its holder: each attempt adds battle.lastDamage to what it
+    # stored and counts a turn down; at 0 Bide ends, failing if nothing is stored, otherwise
+    # hitting the foe for twice the total (moveHit: no accuracy, crit or roll, through Dig/Fly, a
+    # Ghost not immune). Full paralysis and a confusion self-hit above end it.
+    bide_attempt = acts & state.volatiles[side, BIDE]
+    bide_total = state.bide_damage[side] + state.last_damage
+    bide_left = state.bide_turns[side] - 1
+    bide_ends = bide_attempt & (bide_left == 0)
+    bide_releases = bide_ends & (bide_total > 0)
+    keeps_bide = state.volatiles[side, BIDE] & ~bide_ends & ~fully_paralysed & ~hurts_itself
+    acts = acts & ~bide_attempt
+    # Mirror Move (target itself, no draw): its onHit takes the foe's active Pokemon's lastMove,
+    # unless there is none or it is Mirror Move, makes it the side's lastSelectedMove and
+    # lastEnemySelectedMove, and uses it at once (useMove: no BeforeMove, no PP of its own; its
+    # AfterMove and AfterMoveSelf stand for Mirror Move's). From here on `move` is that move.
+    mirrors = acts & (selected == MIRROR_MOVE)
+    mirrored = state.used_move[foe]
+    mirror_works = mirrors & (mirrored > 0) & (mirrored != MIRROR_MOVE)
+    move = jnp.where(mirror_works, mirrored, selected)
+    nomove = move == 0
+    move_type = jnp.where(nomove, dmg.TYPELESS, tables.move_type[move])
+    category = jnp.where(nomove, dmg.SPECIAL, tables.move_category[move])
+    power = jnp.where(nomove, NOMOVE_POWER, tables.move_power[move])
+    crit_ratio = jnp.where(nomove, 1, tables.move_crit_ratio[move])
+    status_move = category == dmg.STATUS
     # useMove: the move becomes the side's lastEnemyMove (a charging turn included)
     last_used = jnp.where(acts, jnp.where(nomove, NOMOVE_USED, move), state.last_used[side])
     # a two-turn move's first turn (its onTryMove) only charges, spending no PP: Dig and Fly also
@@ -567,7 +627,11 @@ def _move_action(
     # (a move the Pokemon is locked into costs no PP)
     raging = state.volatiles[side, RAGE]
     was_locked = state.volatiles[side, LOCKED_MOVE] | raging | holds_trap_lock
-    spends_pp = acts & (move != STRUGGLE) & ~was_locked
+    spends_pp = acts & (selected != STRUGGLE) & ~was_locked
+    # moveUsed: the Pokemon's lastMove (Mirror Move's, then the move it calls); not on a charging
+    # turn; "nomove" is Fissure's object
+    used_move = jnp.where(mirrors, MIRROR_MOVE, jnp.where(moving & helpless_status, 0, state.used_move[side]))
+    used_move = jnp.where(acts & ~charges, jnp.where(nomove, FISSURE, move), used_move)
     acts = acts & ~charges
     # runImmunity comes before the accuracy check and draws nothing; status moves skip it unless
     # they say otherwise (Thunder Wave does not)
@@ -620,7 +684,10 @@ def _move_action(
     hit = hit | (checks_accuracy & sure_hit)
     # (a miss ends a trapping lock: Showdown's tryMoveHit)
     holds_trap_lock = holds_trap_lock & ~missed
-    damaging_hit = hit & ~status_move
+    # (Bide's first use hits no one: it only starts Bide; its release hits)
+    bide_move = effect == BIDE_EFFECT
+    hit = hit | bide_releases
+    damaging_hit = (hit & ~status_move & ~bide_move) | bide_releases
     # A substitute's TryHit (after the accuracy check): a status move that poisons, lowers the
     # target's stages or confuses fails against it; a damaging move hits the substitute instead
     targets_foe = ~tables.move_targets_self[move]
@@ -658,7 +725,7 @@ def _move_action(
     ghost_trapped = trapping & (move_type == NORMAL_TYPE) & jnp.any(target_types == GHOST_TYPE)
     repeats_trap_damage = ~ghost_trapped & holds_trap_lock
     formula = damaging_hit & ~ohko & (fixed == 0) & (effect != PSYWAVE) & (effect != SUPER_FANG) & ~counter
-    formula = formula & ~ghost_trapped & ~repeats_trap_damage
+    formula = formula & ~ghost_trapped & ~repeats_trap_damage & ~bide_move
     crit_threshold = dmg.crit_chance(
         tables.base_stats[state.species[side, 0], SPE], crit_ratio, state.volatiles[side, FOCUS_ENERGY]
     )
@@ -689,6 +756,7 @@ def _move_action(
     amount = jnp.where(effect == SUPER_FANG, jnp.maximum(state.hp[foe, 0] // 2, 1), amount)
     amount = jnp.where(counter, 2 * state.last_damage, amount)
     amount = jnp.where(ghost_trapped, 0, jnp.where(repeats_trap_damage, state.trap_damage[side], amount))
+    amount = jnp.where(bide_releases, 2 * bide_total, amount)
     damaging_hit = damaging_hit & ~psywave_fails
     # Against a substitute every hit takes the first hit's full damage off it until it breaks; the
     # Pokemon behind takes nothing, and only a substitute that survives lets recoil, drain, a
@@ -737,7 +805,8 @@ def _move_action(
     # battle.lastDamage: 0 when the move starts (unless it is one of KEEP_LAST_DAMAGE) and on a miss;
     # then the last hit's damage to the Pokemon (capped by its HP), or the full damage to a
     # substitute; a drain's heal; the damage of a confusion self-hit or a crash (uncapped)
-    last_damage = jnp.where((acts & ~tables.move_keeps_last_damage[move]) | missed, 0, state.last_damage)
+    # (Mirror Move resets it itself before the move it calls)
+    last_damage = jnp.where((acts & ~tables.move_keeps_last_damage[move]) | mirrors | missed, 0, state.last_damage)
     hits_done = jnp.minimum(hits, (state.hp[foe, 0] + amount - 1) // jnp.maximum(amount, 1))
     last_hit = jnp.minimum(amount, state.hp[foe, 0] - amount * (hits_done - 1))
     last_damage = jnp.where(hits_pokemon, last_hit, jnp.where(into_sub, amount, last_damage))
@@ -748,6 +817,16 @@ def _move_action(
     # fell, and then its onStart fails. It stores battle.lastDamage for the later turns.
     draws_trap_lock = damaging_hit & trapping & ~holds_trap_lock
     draws, trap_pick = prng.take_below(draws, SAMPLED_HIT_COUNTS.shape[0], draws_trap_lock)
+    # Bide's first use adds the bide volatile, whose onStart draws its length, random(2, 4)
+    starts_bide = acts & hit & bide_move
+    draws, bide_length = prng.take_range(draws, 2, 4, starts_bide)
+    # Mimic's onHit: the user's slot lastSelectedMoveSlot becomes one of the foe's moves (a
+    # `sample`), keeping the slot's PP, until the user leaves the field
+    mimics = hit & (effect == MIMIC_EFFECT)
+    foe_moves = state.moves[foe, 0]
+    foe_has = foe_moves > 0
+    draws, mimic_pick = prng.take_below(draws, jnp.maximum(jnp.sum(foe_has), 1), mimics)
+    mimicked_move = foe_moves[jnp.argmax(foe_has & (jnp.cumsum(foe_has) - 1 == mimic_pick))]
     starts_trap = draws_trap_lock & (target_hp > 0)
     trap_turns = jnp.where(starts_trap, SAMPLED_HIT_COUNTS[trap_pick], state.trap_turns[side])
     trap_total = jnp.where(starts_trap, trap_turns, state.trap_total[side])
@@ -852,7 +931,8 @@ def _move_action(
     # healing it by that much whatever the seeded Pokemon had left.
     # (a stage change happens in the hit, before AfterMoveSelf: it counts who stands then)
     hp_after_hit = jnp.where(jnp.arange(NUM_SIDES) == side, user_hp, target_hp)
-    after_move_self = run & (target_hp > 0)
+    # (a move stopped in BeforeMove always gets it: a Bide that felled its target too)
+    after_move_self = run & ((target_hp > 0) | bide_attempt)
     poisoned = (user_status == BRN) | (user_status == PSN) | (user_status == TOX)
     # (Haze has taken the counter and the seed away by then: _haze below)
     hazes = hit & (effect == HAZE)
@@ -882,6 +962,14 @@ def _move_action(
         sleep_turns=state.sleep_turns.at[foe, 0].set(target_sleep).at[side, 0].set(sleep_left),
         modified=state.modified.at[foe, 0].set(modified),
         boosts=state.boosts.at[foe, stages.ATTACK].set(rage_stage),
+        moves=state.moves.at[side, 0, slot].set(jnp.where(mimics, mimicked_move, state.moves[side, 0, slot])),
+        mimicked=state.mimicked.at[side, slot].set(state.mimicked[side, slot] | mimics),
+        mimic_base=state.mimic_base.at[side, slot].set(
+            jnp.where(mimics & ~state.mimicked[side, slot], state.moves[side, 0, slot], state.mimic_base[side, slot])
+        ),
+        used_move=state.used_move.at[side].set(used_move),
+        last_move=state.last_move.at[side].set(jnp.where(mirror_works, mirrored, state.last_move[side])),
+        enemy_selected=state.enemy_selected.at[side].set(jnp.where(mirror_works, mirrored, state.enemy_selected[side])),
     )
     # Hyper Beam's recharge starts when it hits, and ends at once (AfterMove) if the target fell;
     # flinch and sleep take it away from a target
@@ -930,6 +1018,8 @@ def _move_action(
         .set(state.volatiles[side, PARTIALLY_TRAPPED] & ~makes_sub)  # a new substitute frees it
         .at[side, FAKE_TRAPPED]
         .set(state.volatiles[side, FAKE_TRAPPED] | afterglow)
+        .at[side, BIDE]
+        .set(keeps_bide | starts_bide)
         .at[foe, FAKE_TRAPPED]
         .set(state.volatiles[foe, FAKE_TRAPPED] | afterglow)
         .at[side, TWO_TURN_MOVE]
@@ -964,6 +1054,12 @@ def _move_action(
             jnp.where(traps_target | restarts_trap, TRAPPED_DURATION, state.trapped_turns[foe])
         ),
         trapped_maybe_locked=state.trapped_maybe_locked.at[foe].set(foe_maybe_locked),
+        bide_turns=state.bide_turns.at[side].set(
+            jnp.where(starts_bide, bide_length, jnp.where(bide_attempt, bide_left, state.bide_turns[side]))
+        ),
+        bide_damage=state.bide_damage.at[side].set(
+            jnp.where(starts_bide, 0, jnp.where(bide_attempt, bide_total, state.bide_damage[side]))
+        ),
         # (fakepartiallytrapped has no onRestart: one already there keeps its duration)
         fake_trapped_turns=state.fake_trapped_turns.at[side]
         .set(
@@ -1113,8 +1209,9 @@ def _run_action(
     action this turn was a switch (which comes first)."""
     is_switch = action >= NUM_MOVE_SLOTS
     switched = _swap_in(state, side, jnp.clip(action - NUM_MOVE_SLOTS + 1, 1, TEAM_SIZE - 1), tables)
-    # Gen 1 runSwitch: the side's lastSelectedMoveSlot goes back to the first slot
-    switched = switched.replace(last_slot=switched.last_slot.at[side].set(0))
+    # Gen 1 runSwitch: the side's lastSelectedMoveSlot goes back to the first slot, and both active
+    # Pokemon's lastMove is cleared
+    switched = switched.replace(last_slot=switched.last_slot.at[side].set(0), used_move=jnp.zeros_like(state.used_move))
     switch_draws = _each_event(draws, switched)  # Update after the switch action
     # runSwitch: unless its side had a faint this turn, a burned or poisoned Pokemon coming in
     # loses 1/16 of its max HP (Showdown's Gen 1-2 AfterSwitchInSelf)
@@ -1138,20 +1235,19 @@ def _run_action(
     return state, draws, run & ~jnp.where(is_switch, switch_fainted, move_fainted)
 
 
-def _residual(draws: prng.Draws, state: BattleState) -> tuple[BattleState, prng.Draws]:
+def _residual(state: BattleState) -> tuple[BattleState, jax.Array]:
     """The Residual event (fieldEvent), in a turn that reaches it. Its handlers are the active
     Pokemon's volatiles that have a duration (flinch, partiallytrapped, partialtrappinglock,
     fakepartiallytrapped), sorted by their holder's cached speed; speedSort shuffles each group
     of equals (one draw for every member after the first), though no order changes anything
-    here. Then each duration counts down, and a volatile whose duration reaches 0 ends."""
+    here. Then each duration counts down, and a volatile whose duration reaches 0 ends. Returns
+    the state and the number of those draws (the step makes them at its end: prng.skip)."""
     vol = state.volatiles
     timed = vol[:, FLINCH].astype(jnp.int32) + vol[:, PARTIALLY_TRAPPED] + vol[:, TRAPPING_LOCK] + vol[:, FAKE_TRAPPED]
     tie = state.speed[0, 0] == state.speed[1, 0]
     shuffles = jnp.where(
         tie, jnp.maximum(timed[0] + timed[1] - 1, 0), jnp.maximum(timed[0] - 1, 0) + jnp.maximum(timed[1] - 1, 0)
     )
-    for index in range(2 * MAX_TIMED_VOLATILES - 1):
-        draws, _ = prng.take_below(draws, 2, index < shuffles)
     trap_turns = jnp.where(vol[:, TRAPPING_LOCK], state.trap_turns - 1, state.trap_turns)
     trapped_turns = jnp.where(vol[:, PARTIALLY_TRAPPED], state.trapped_turns - 1, state.trapped_turns)
     fake_turns = jnp.where(vol[:, FAKE_TRAPPED], state.fake_trapped_turns - 1, state.fake_trapped_turns)
@@ -1168,7 +1264,7 @@ def _residual(draws: prng.Draws, state: BattleState) -> tuple[BattleState, prng.
     state = state.replace(
         volatiles=vol, trap_turns=trap_turns, trapped_turns=trapped_turns, fake_trapped_turns=fake_turns
     )
-    return state, draws
+    return state, shuffles
 
 
 def _end_turn(draws: prng.Draws, state: BattleState, run: jax.Array) -> tuple[BattleState, prng.Draws]:
@@ -1177,8 +1273,8 @@ def _end_turn(draws: prng.Draws, state: BattleState, run: jax.Array) -> tuple[Ba
     Gen 1's partial trapping cleanup comes first, p1's Pokemon then p2's: a lock whose target fell
     or is no longer partially trapped ends, a partiallytrapped whose source fell or holds no lock
     ends, and a fakepartiallytrapped whose counterpart has none ends. Then each side's DisableMove
-    event: its handlers of equal priority on one Pokemon are shuffled (one draw) when it holds both
-    a trapping lock and Disable, or both partiallytrapped and fakepartiallytrapped."""
+    event: its handlers of equal priority on one Pokemon are shuffled when it holds two of a
+    trapping lock, Disable and Bide, or both partiallytrapped and fakepartiallytrapped."""
     vol = state.volatiles
     for side in range(NUM_SIDES):
         foe = 1 - side
@@ -1189,10 +1285,10 @@ def _end_turn(draws: prng.Draws, state: BattleState, run: jax.Array) -> tuple[Ba
     ended_turn = state.replace(
         volatiles=vol, turn=state.turn + 1, request=jnp.full(NUM_SIDES, REQUEST_MOVE, dtype=jnp.int32)
     )
-    shuffled = (vol[:, TRAPPING_LOCK] & vol[:, DISABLE]) | (vol[:, PARTIALLY_TRAPPED] & vol[:, FAKE_TRAPPED])
-    ended_draws = draws
-    for side in range(NUM_SIDES):
-        ended_draws, _ = prng.take_below(ended_draws, 2, shuffled[side])
+    # (one draw per member after the first of each tie group)
+    shuffles = jnp.maximum(jnp.sum(vol[:, DISABLE_MOVE_TIES], axis=1) - 1, 0)
+    shuffles = shuffles + (vol[:, PARTIALLY_TRAPPED] & vol[:, FAKE_TRAPPED])
+    ended_draws = prng.skip(draws, jnp.sum(shuffles))
     tie = _no_progress_possible(ended_turn) | (ended_turn.turn > TURN_LIMIT)
     tied = ended_turn.replace(
         request=jnp.full(NUM_SIDES, REQUEST_NONE, dtype=jnp.int32), ended=jnp.bool_(True), winner=jnp.int32(NO_WINNER)
@@ -1218,9 +1314,10 @@ def _commit_moves(state: BattleState, actions: jax.Array) -> BattleState:
     whatever its side last selected; "Fight" from a partially trapped one makes it "cannotmove"."""
     chose_move = (actions < NUM_MOVE_SLOTS) & (state.request == REQUEST_MOVE)
     helpless = (state.status[:, 0] == SLP) | (state.status[:, 0] == FRZ)
-    # "Recharge", a charged two-turn move and a trapper's move are locked moves, which select
+    # "Recharge", a charged two-turn move, a trapper's move and Bide are locked moves, which select
     # nothing: the action runs lastSelectedMove
-    locked = jnp.any(state.volatiles[:, LOCKING_VOLATILES], axis=1) | state.volatiles[:, TRAPPING_LOCK]
+    semi_locked = state.volatiles[:, TRAPPING_LOCK] | state.volatiles[:, BIDE]
+    locked = jnp.any(state.volatiles[:, LOCKING_VOLATILES], axis=1) | semi_locked
     trapped_fight = chose_move & ~helpless & ~locked & state.volatiles[:, PARTIALLY_TRAPPED]
     selects = chose_move & ~helpless & ~locked & ~trapped_fight
     # with no PP left the only choice is Struggle, which becomes lastSelectedMove (its slot stays)
@@ -1275,8 +1372,10 @@ def _full_turn(
     (state, draws, goes_on), _ = jax.lax.scan(run_next, (state, draws, jnp.bool_(True)), jnp.arange(NUM_SIDES))
     # the residual action (updateSpeed, the Residual event, its Update), then endTurn; a turn
     # that a faint ended has none
-    residual, residual_draws = _residual(draws, _update_speeds(state))
-    state, draws = _select(goes_on, (residual, _each_event(residual_draws, residual)), (state, draws))
+    # (from here on no draw's value matters: the step makes them at its end, prng.skip)
+    residual, shuffles = _residual(_update_speeds(state))
+    residual_draws = prng.skip(draws, shuffles + _each_event_ties(residual))
+    state, draws = _select(goes_on, (residual, residual_draws), (state, draws))
     return _end_turn(draws, state, goes_on)
 
 
@@ -1305,7 +1404,7 @@ def _forced_switch(
         mover = jnp.where(p1_first, order, 1 - order)
         slot = jnp.clip(actions[mover] - NUM_MOVE_SLOTS + 1, 1, TEAM_SIZE - 1)
         double = _swap_in(double, mover, slot, tables)
-        double = double.replace(last_slot=double.last_slot.at[mover].set(0))
+        double = double.replace(last_slot=double.last_slot.at[mover].set(0), used_move=jnp.zeros_like(double.used_move))
     double_draws, _ = _tie_draw(double_draws, double.speed[0, 0] == double.speed[1, 0])
     for _ in range(3):
         double_draws = _each_event(double_draws, double)
@@ -1323,5 +1422,5 @@ def step(kind: str, state: BattleState, actions: jax.Array, tables: Tables) -> B
     after, draws = _select(
         both_move, _full_turn(draws, state, actions, tables), _forced_switch(draws, state, actions, tables)
     )
-    after = after.replace(rng=draws.rng, prng_overflow=state.prng_overflow | draws.overflowed)
+    after = after.replace(rng=prng.settle(kind, draws), prng_overflow=state.prng_overflow | draws.overflowed)
     return _select(state.ended, state, after)

@@ -30,10 +30,10 @@ Observation (float32[OBS_SIZE]), in this order:
       screen, focus energy, mist, minimize, defense curl, confusion, flinch, must recharge,
       leech seed, toxic's counter running, a charged two-turn move, Dig/Fly invulnerability,
       substitute, disable, Thrash's lock, rage, partially trapped, holding a trapping lock,
-      a lock's afterglow) as 0/1                                              2 x 26 = 52
+      a lock's afterglow, Bide) as 0/1                                        2 x 27 = 54
   for each of p1's active Pokemon's 4 move slots: power / 200 (Gen 1's strongest, Explosion, is
       170; fixed-damage and OHKO moves are 0), accuracy / 100 (1 for never-miss), the move's type
-      one-hot (16), physical (0/1), special (0/1), PP / max PP                4 x 21 = 84
+      one-hot (16), physical (0/1), special (0/1), PP / max PP (at most 1)   4 x 21 = 84
   the legal-action mask (9), and min(turn, 1000) / 1000 (1)                                   10
 Every feature lies in [0, 1]. The battle is fully observed: p2's whole team is visible, as are
 its HP and statuses, which Showdown would show a player only once revealed.
@@ -242,7 +242,7 @@ def encode_observation(
         ],
         axis=-1,
     )
-    active = jnp.concatenate([(boosts + MAX_STAGE) / (2 * MAX_STAGE), volatiles], axis=-1)  # [2, 20]
+    active = jnp.concatenate([(boosts + MAX_STAGE) / (2 * MAX_STAGE), volatiles], axis=-1)  # [2, 6 + len(VOLATILES)]
     accuracy = tables.move_accuracy[active_moves]
     max_pp = jnp.maximum(stats.max_pp(tables.move_pp[active_moves]), 1)
     category = tables.move_category[active_moves]
@@ -254,7 +254,8 @@ def encode_observation(
                 tables.move_type[active_moves][:, None] == jnp.arange(NUM_TYPES),
                 (category == 0)[:, None],
                 (category == 1)[:, None],
-                (active_pp / max_pp)[:, None],
+                # (capped: a move used at 0 PP wraps to 63, and Mimic's copy keeps Mimic's PP)
+                jnp.minimum(active_pp / max_pp, 1.0)[:, None],
             ],
             axis=-1,
         )

@@ -193,12 +193,19 @@ class Draws:
     whole ChaCha20 block whether it happens or not. Computing the chain once per battle step and
     taking draws from it by index costs `capacity` blocks, however many branches ask.
     `overflowed` is set if a step asks for more draws than the buffer holds (a bug the tests check
-    never happens: the state after `capacity` draws would be wrong)."""
+    never happens: the state after `capacity` draws would be wrong).
+
+    `pending` counts draws at the end of a step whose values nothing reads (speedSort shuffles of
+    handlers whose order changes nothing): `settle` takes them from what is left of the buffer and
+    makes the rest, rarely any, in a loop that under vmap runs as often as the batch's largest
+    remainder, instead of prefetching blocks for the rare step that needs them all. Reading a
+    value after skipping is a bug, and sets `overflowed` too."""
 
     states: jax.Array  # uint32[capacity + 1, 8]: the generator after i draws
     values: jax.Array  # uint32[capacity]: the 32-bit output of draw i
     used: jax.Array  # int32
     overflowed: jax.Array  # bool
+    pending: jax.Array  # int32: draws skipped after `used`, made by `settle`
 
     @property
     def rng(self) -> jax.Array:
@@ -217,7 +224,29 @@ def prefetch(kind: str, state: jax.Array, capacity: int) -> Draws:
         values=values,
         used=jnp.int32(0),
         overflowed=jnp.bool_(False),
+        pending=jnp.int32(0),
     )
+
+
+def skip(draws: Draws, count: jax.Array | int) -> Draws:
+    """`count` more draws whose values nothing reads (see Draws.pending)."""
+    return draws.replace(pending=draws.pending + jnp.asarray(count, dtype=jnp.int32))
+
+
+def settle(kind: str, draws: Draws) -> jax.Array:
+    """The generator state after the used draws and the pending ones: from the buffer while it
+    lasts (it usually does), then one draw at a time."""
+
+    def draw(carry):
+        state, left = carry
+        return next_u32(kind, state)[0], left - 1
+
+    capacity = draws.values.shape[0]
+    used = jnp.minimum(draws.used, capacity)
+    from_buffer = jnp.minimum(draws.pending, capacity - used)
+    start = draws.states[used + from_buffer]
+    state, _ = jax.lax.while_loop(lambda carry: carry[1] > 0, draw, (start, draws.pending - from_buffer))
+    return state
 
 
 def take_below(draws: Draws, n: jax.Array | int, condition: jax.Array | bool = True) -> tuple[Draws, jax.Array]:
@@ -226,7 +255,9 @@ def take_below(draws: Draws, n: jax.Array | int, condition: jax.Array | bool = T
     condition = jnp.asarray(condition)
     value = mulhi(draws.values[jnp.minimum(draws.used, capacity - 1)], jnp.asarray(n, dtype=jnp.uint32))
     used = draws.used + condition.astype(jnp.int32)
-    draws = draws.replace(used=used, overflowed=draws.overflowed | (used > capacity))
+    draws = draws.replace(
+        used=used, overflowed=draws.overflowed | (used > capacity) | (condition & (draws.pending > 0))
+    )
     return draws, jnp.where(condition, value.astype(jnp.int32), 0)
 
 

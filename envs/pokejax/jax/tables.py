@@ -53,6 +53,7 @@ VOLATILES = (
     "partiallytrapped",
     "partialtrappinglock",
     "fakepartiallytrapped",
+    "bide",
 )
 # Effects Showdown writes as code (callbacks such as damageCallback, onTryImmunity, onHit,
 # onMoveFail), not as data, and the moves that have them: the battle engine implements each.
@@ -77,6 +78,8 @@ CODED_MOVES = {
     "substitute": "substitute",
     "haze": "haze",
     "counter": "counter",
+    "bide": "bide",
+    "mimic": "mimic",
 }
 CODED_EFFECTS = tuple(dict.fromkeys(CODED_MOVES.values()))
 # The moves whose use leaves battle.lastDamage as it was (SKIP_LASTDAMAGE in the gen1 mod's

@@ -84,6 +84,34 @@ def test_jitted_vmapped_stream_equals_showdown(showdown, kind):
 
 
 @POKEJAX.covers("prng")
+@pytest.mark.parametrize("kind", ["sodium", "gen5"])
+def test_skipped_draws_settle_where_showdown_is(showdown, kind):
+    """A step's tail of draws whose values nothing reads (prng.skip) ends where Showdown's stream
+    is after as many draws: from the prefetched buffer, past its end, and under jit(vmap) with
+    a different count in every lane."""
+    digits = 32 if kind == "sodium" else 16
+    seeds = [f"{kind}," + format((i + 1) * 0x9E3779B97F4A7C15 % 16**digits, f"0{digits}x") for i in range(6)]
+    used_and_skipped = [(0, 0), (0, 3), (2, 3), (4, 1), (3, 4), (1, 9)]  # capacity 5
+    states = jnp.asarray(np.stack([prng.parse_seed(s)[1] for s in seeds]))
+
+    def settle(state, used, skipped):
+        draws = prng.prefetch(kind, state, 5)
+        for index in range(5):
+            draws, _ = prng.take_below(draws, 256, index < used)
+        return prng.settle(kind, prng.skip(draws, skipped)), prng.skip(draws, skipped).overflowed
+
+    used, skipped = (jnp.asarray(column) for column in zip(*used_and_skipped, strict=True))
+    final, overflowed = jax.jit(jax.vmap(settle))(states, used, skipped)
+    assert not np.asarray(overflowed).any()
+    for i, (seed, (n_used, n_skipped)) in enumerate(zip(seeds, used_and_skipped, strict=True)):
+        _, expected_seed = showdown.prng(seed, [()] * (n_used + n_skipped))
+        assert prng.format_seed(kind, np.asarray(final[i])) == expected_seed, (seed, n_used, n_skipped)
+    # a value read after a skip would come from the wrong place in the stream: flagged
+    draws = prng.skip(prng.prefetch(kind, states[0], 5), 1)
+    assert bool(prng.take_below(draws, 256)[0].overflowed)
+
+
+@POKEJAX.covers("prng")
 def test_chacha20_block_is_rfc7539():
     """RFC 7539 section 2.3.2's test vector (key 00..1f, counter 1, its own nonce), through the same
     rounds: checks the cipher independently of Showdown."""

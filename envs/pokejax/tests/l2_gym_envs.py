@@ -61,7 +61,8 @@ def test_check_env(both, env_id):
 @POKEJAX.covers("battle")
 def test_every_move_status_stage_and_volatile_encodes_inside_the_observation_space(both):
     """The extremes check_env's few resets may never meet: each of the supported moves in p1's
-    slots (Explosion's 170 power, PP 0 and full), each status, stages -6 and +6, every volatile."""
+    slots (Explosion's 170 power, PP 0, full, and 63: a move used at 0 PP wraps to it), each
+    status, stages -6 and +6, every volatile."""
     env = both["envport/PokeJax-v0"].unwrapped
     t = gen1_tables()
     tables = env.jax_env.tables
@@ -82,7 +83,7 @@ def test_every_move_status_stage_and_volatile_encodes_inside_the_observation_spa
                 boosts=np.full((jb.NUM_SIDES, len(BOOST_KEYS)), stage),
                 volatiles=np.full((jb.NUM_SIDES, len(VOLATILES)), index % 2 == 0),
                 active_moves=slots,
-                active_pp=max_pp * (index % 2),
+                active_pp=max_pp * (index % 2) if index % 3 else np.full_like(max_pp, 63),
                 legal_mask=np.ones(jb.NUM_ACTIONS, dtype=bool),
                 turn=1000 * index,
             )

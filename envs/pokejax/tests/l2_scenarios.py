@@ -1,7 +1,7 @@
 """L2: scripted battles that set up one interaction each (Mist against stat drops, a Substitute
 under recoil, drain, multi-hit and confusion, Toxic with Leech Seed and Rest, Dig and Fly against
 Swift, Hyper Beam's recharge against sleep and flinch, Haze on a sleeping foe, Counter, Disable,
-Thrash, Rage, partial trapping across switches, Struggle), played on Showdown and on the JAX
+Thrash, Rage, partial trapping across switches, Bide, Mimic, Mirror Move, Struggle), played on Showdown and on the JAX
 engine from several seeds and compared after every decision, as L3 compares random battles.
 
 Each side plays its scripted action whenever it is legal and a random legal one otherwise, so the
@@ -152,6 +152,37 @@ SCENARIOS = {
         [0],
         [0, 0, 1, 4],
         l3_battles.TRAP_DISABLED_EVENT,
+    ),
+    "bide": (
+        # Bide storing the damage of Body Slam, Dig (released while the foe is underground),
+        # Night Shade from a Ghost (not immune to Bide), a substitute taking the release
+        [("chansey", ["bide", "softboiled"]), ("snorlax", ["bide", "bodyslam"])],
+        [("tauros", ["bodyslam", "dig", "substitute"]), ("gengar", ["nightshade", "substitute"])],
+        [0, 0, 0, 1, 0, 4],
+        [0, 1, 2, 0, 4, 1],
+        ("Bide started", "Bide released"),
+    ),
+    "mimic": (
+        # Mimic copying one of four moves (a sample), the copy used with Mimic's PP, Mimic again on
+        # the copied slot, Mimic back after a switch; against a substitute and Dig
+        [("alakazam", ["mimic", "psychic", "recover"]), ("mrmime", ["mimic", "barrier"])],
+        [("tauros", ["bodyslam", "hyperbeam", "earthquake", "blizzard"]), ("dugtrio", ["dig", "substitute"])],
+        [0, 0, 0, 4, 0, 0, 4],
+        [0, 1, 2, 3, 4, 1, 0],
+        "Mimic",
+    ),
+    "mirror move": (
+        # Mirror Move calling the foe's last move: a damaging move, Fly (charged, then locked in),
+        # Swords Dance (on the user), Wrap, Mirror Move against Mirror Move (it fails), a sleeping
+        # foe (its lastMove cleared: it fails), and a switch (which clears it too)
+        [("pidgeot", ["mirrormove", "quickattack"]), ("fearow", ["mirrormove", "drillpeck"])],
+        [
+            ("dodrio", ["fly", "swordsdance", "drillpeck", "rest"]),
+            ("arbok", ["wrap", "mirrormove", "hypnosis"]),
+        ],
+        [0, 0, 0, 1, 0, 4],
+        [0, 1, 2, 3, 0, 4, 1, 0],
+        "Mirror Move calling a move",
     ),
     "struggle": (
         # one move with 8 PP, used whenever possible
