@@ -314,9 +314,8 @@ class BattleState:
     # int32[2] each: Bide's turns left (Showdown's time) and the damage it has stored
     bide_turns: jax.Array
     bide_damage: jax.Array
-    # bool[2, 4]: the active Pokemon's move slots that Mimic replaced, and (int32[2, 4]) the move
-    # each held before, which comes back when it leaves the field (the PP is the slot's all along)
-    mimicked: jax.Array
+    # int32[2, 4]: for each of the active Pokemon's move slots that Mimic replaced, the move it held
+    # before (0: not replaced), which comes back when it leaves the field (the PP is the slot's)
     mimic_base: jax.Array
     # int32[2]: the active Pokemon's lastMove (0 none; Mirror Move uses the foe's); sleep, freeze
     # and leaving the field clear it, a two-turn move's charging turn leaves it
@@ -405,7 +404,6 @@ def new_battle(
         fake_trapped_turns=jnp.zeros(NUM_SIDES, dtype=jnp.int32),
         bide_turns=jnp.zeros(NUM_SIDES, dtype=jnp.int32),
         bide_damage=jnp.zeros(NUM_SIDES, dtype=jnp.int32),
-        mimicked=jnp.zeros((NUM_SIDES, NUM_MOVE_SLOTS), dtype=bool),
         mimic_base=jnp.zeros((NUM_SIDES, NUM_MOVE_SLOTS), dtype=jnp.int32),
         used_move=jnp.zeros(NUM_SIDES, dtype=jnp.int32),
         toxic_counter=jnp.zeros(NUM_SIDES, dtype=jnp.int32),
@@ -501,9 +499,9 @@ def _clear_volatiles(state: BattleState, side: jax.Array, tables: Tables) -> Bat
         bide_damage=state.bide_damage.at[side].set(0),
         # (moveSlots back to baseMoveSlots)
         moves=state.moves.at[side, 0].set(
-            jnp.where(state.mimicked[side], state.mimic_base[side], state.moves[side, 0])
+            jnp.where(state.mimic_base[side] > 0, state.mimic_base[side], state.moves[side, 0])
         ),
-        mimicked=state.mimicked.at[side].set(False),
+        mimic_base=state.mimic_base.at[side].set(0),
         used_move=state.used_move.at[side].set(0),
         toxic_counter=state.toxic_counter.at[side].set(0),
         substitute_hp=state.substitute_hp.at[side].set(0),
@@ -963,9 +961,10 @@ def _move_action(
         modified=state.modified.at[foe, 0].set(modified),
         boosts=state.boosts.at[foe, stages.ATTACK].set(rage_stage),
         moves=state.moves.at[side, 0, slot].set(jnp.where(mimics, mimicked_move, state.moves[side, 0, slot])),
-        mimicked=state.mimicked.at[side, slot].set(state.mimicked[side, slot] | mimics),
         mimic_base=state.mimic_base.at[side, slot].set(
-            jnp.where(mimics & ~state.mimicked[side, slot], state.moves[side, 0, slot], state.mimic_base[side, slot])
+            jnp.where(
+                mimics & (state.mimic_base[side, slot] == 0), state.moves[side, 0, slot], state.mimic_base[side, slot]
+            )
         ),
         used_move=state.used_move.at[side].set(used_move),
         last_move=state.last_move.at[side].set(jnp.where(mirror_works, mirrored, state.last_move[side])),
