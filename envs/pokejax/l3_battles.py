@@ -13,6 +13,7 @@ NumPy's default_rng(i) for its teams and choices, so one number reproduces it:
 
     python -m envs.pokejax.l3_battles --battles 100          # compare, stop at the first divergence
     python -m envs.pokejax.l3_battles --first 17 --battles 1 # replay battle 17
+    python -m envs.pokejax.l3_battles --format gen1randombattle --battles 100  # Showdown's random battles
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from __future__ import annotations
 import argparse
 import collections
 import dataclasses
+import functools
 import re
 from typing import Any
 
@@ -29,11 +31,15 @@ import numpy as np
 
 from envs.pokejax.jax import battle as jb
 from envs.pokejax.jax import prng
-from envs.pokejax.jax.tables import BOOST_KEYS, STATUSES, VOLATILES, gen1_tables
+from envs.pokejax.jax import teams as jax_teams
+from envs.pokejax.jax.tables import BOOST_KEYS, STAT_NAMES, STATUSES, VOLATILES, gen1_tables
 from envs.pokejax.reference.showdown import Showdown
 from envs.pokejax.showdown_io import choice_string, showdown_legal, showdown_sets
 
 FORMAT = "gen1customgame"
+RANDOM_FORMAT = "gen1randombattle"
+# gen1randombattle battle i takes its team seeds from battle_seed(RANDOM_TEAM_SEEDS + 2 i + side)
+RANDOM_TEAM_SEEDS = 1_000_000
 # A volatile's counter in Showdown's effect state, and the BattleState field that holds it
 VOLATILE_COUNTERS = (
     ("confusion", "time", "confusion_turns"),
@@ -94,6 +100,8 @@ def compare(snap: dict[str, Any], state: jb.BattleState, kind: str) -> list[str]
         diffs.append(f"turn: showdown {s['turn']} jax {int(state.turn)}")
     if s["lastDamage"] != int(state.last_damage):
         diffs.append(f"lastDamage: showdown {s['lastDamage']} jax {int(state.last_damage)}")
+    species = np.asarray(jb.current_species(state))
+    stored = np.asarray(jb.stored_stats(state))
     for side in range(2):
         side_state = s["sides"][side]
         last = int(state.last_move[side])
@@ -117,7 +125,7 @@ def compare(snap: dict[str, Any], state: jb.BattleState, kind: str) -> list[str]
             )
         for slot, p in enumerate(side_state["pokemon"]):
             where = f"p{side + 1} slot {slot + 1}"
-            ours_species = t.species_ids[int(state.species[side, slot])]
+            ours_species = t.species_ids[int(species[side, slot])]
             if p["species"] != ours_species:
                 diffs.append(f"{where} species: showdown {p['species']} jax {ours_species}")
                 continue
@@ -135,6 +143,16 @@ def compare(snap: dict[str, Any], state: jb.BattleState, kind: str) -> list[str]
                 diffs.append(
                     f"{where} ({ours_species}) cached speed: showdown {p['speed']} jax {int(state.speed[side, slot])}"
                 )
+            transformed = slot == 0 and bool(state.transformed_into[side])
+            if p["transformed"] != transformed:
+                diffs.append(f"{where} ({ours_species}) transformed: showdown {p['transformed']} jax {transformed}")
+            ours_stored = stored[side] if slot == 0 else np.asarray(state.stats[side, slot])
+            for key, column in MODIFIED_COLUMNS.items():
+                if p["storedStats"][key] != int(ours_stored[column]):
+                    diffs.append(
+                        f"{where} ({ours_species}) stored {key}: showdown {p['storedStats'][key]} "
+                        f"jax {int(ours_stored[column])}"
+                    )
             for key, column in MODIFIED_COLUMNS.items():
                 ours = int(state.modified[side, slot, column])
                 if p["modifiedStats"][key] != ours:
@@ -177,6 +195,14 @@ def compare(snap: dict[str, Any], state: jb.BattleState, kind: str) -> list[str]
             ours_pp = np.asarray(state.pp[side, slot])[: len(pp)].tolist()
             if pp != ours_pp:
                 diffs.append(f"{where} ({ours_species}) pp: showdown {pp} jax {ours_pp}")
+            # baseMoveSlots: what comes back when the Pokemon leaves (Mimic's slot, Transform)
+            if slot == 0:
+                base = [(m["id"], m["pp"]) for m in p["baseMoves"]]
+                base_moves = np.asarray(jb.base_moves(state, side))
+                base_pp = np.asarray(state.base_pp[side] if transformed else state.pp[side, 0])
+                ours_base = [(t.move_ids[int(m)], int(q)) for m, q in zip(base_moves, base_pp, strict=True) if m]
+                if base != ours_base:
+                    diffs.append(f"{where} ({ours_species}) baseMoveSlots: showdown {base} jax {ours_base}")
     ended = bool(snap["ended"])
     if ended != bool(state.ended):
         diffs.append(f"ended: showdown {ended} jax {bool(state.ended)}")
@@ -229,6 +255,11 @@ EVENTS = (
     ("Bide released", r"^\|-end\|[^|]*\|(move: )?Bide$"),
     ("Mimic", r"^\|-start\|[^|]*\|Mimic"),
     ("Mirror Move calling a move", r"^\|move\|[^|]*\|[^|]*\|[^|]*\|\[from\][^|]*Mirror Move"),
+    ("Metronome calling a move", r"^\|move\|[^|]*\|[^|]*\|[^|]*\|\[from\][^|]*Metronome"),
+    ("Transform", r"^\|-transform\|"),
+    ("Counter called by Mirror Move or Metronome", r"^\|move\|[^|]*\|Counter\|[^|]*\|\[from\]"),
+    ("Sleep Clause Mod stopping a sleep", r"Sleep Clause Mod activated"),
+    ("Freeze Clause Mod stopping a freeze", r"Freeze Clause activated"),
 )
 # a Counter that hit (the line after its |move| is neither a failure nor a miss)
 COUNTER_EVENT = "Counter hit"
@@ -252,6 +283,13 @@ TRAP_STARTED_EVENT = "partial trapping lock started"
 TRAP_TARGET_SWITCHED_EVENT = "a trapper's target switched out"
 TRAPPER_SWITCHED_EVENT = "a trapper switched out while locked"
 TRAP_DISABLED_EVENT = "a trapping lock held under Disable"
+# a move's PP below 0 (a trapper's move rerun at 0 PP: -1 in the custom game) or above its max
+# (63: the standard format's 6-bit wrap), seen after a decision
+PP_UNDERFLOW_EVENT = "decisions after which a PP had gone below 0"
+# Haze turned its badly poisoned user's toxic into poison
+HAZE_TOXIC_EVENT = "Haze from a badly poisoned user"
+# Gen 1's runSwitch gave a trapper whose lock Metronome called "metronome" back (its target left)
+METRONOME_TRAP_EVENT = "Metronome back for a trapper whose target switched in"
 
 
 def _trap_events(before: dict[str, Any], after: dict[str, Any]) -> collections.Counter:
@@ -268,6 +306,9 @@ def _trap_events(before: dict[str, Any], after: dict[str, Any]) -> collections.C
         if lock and lock["totalDuration"] - lock["duration"] <= 1 and lock != old_lock:
             counts[TRAP_STARTED_EVENT] += 1
         counts[TRAP_DISABLED_EVENT] += bool(lock) and "disable" in new["volatiles"]
+        slot = before["state"]["sides"][side]["lastSelectedMoveSlot"]
+        metronome_lock = bool(old_lock) and slot < len(old["moves"]) and old["moves"][slot]["id"] == "metronome"
+        counts[METRONOME_TRAP_EVENT] += metronome_lock and old_foe["species"] != new_foe["species"]
         fainted = {line.split("|")[2][:2] for line in after["log"] if line.startswith("|faint|")}
         foe_name, name = f"p{2 - side}", f"p{side + 1}"
         if old_lock and old["species"] == new["species"] and old_foe["species"] != new_foe["species"]:
@@ -275,6 +316,17 @@ def _trap_events(before: dict[str, Any], after: dict[str, Any]) -> collections.C
         if old_lock and old["species"] != new["species"]:
             counts[TRAPPER_SWITCHED_EVENT] += name not in fainted
     return counts
+
+
+def _haze_toxic(before: dict[str, Any], after: dict[str, Any]) -> int:
+    """Hazes (in `after`'s log) used by an active Pokemon that was badly poisoned before and is
+    poisoned after."""
+    hazes = 0
+    for side, (old_side, new_side) in enumerate(zip(before["state"]["sides"], after["state"]["sides"], strict=True)):
+        old, new = old_side["pokemon"][0], new_side["pokemon"][0]
+        used_haze = any(re.match(rf"^\|move\|p{side + 1}a: [^|]*\|Haze\|", line) for line in after["log"])
+        hazes += used_haze and old["species"] == new["species"] and old["status"] == "tox" and new["status"] == "psn"
+    return hazes
 
 
 def tally(log: list[str], counts: collections.Counter) -> None:
@@ -319,7 +371,8 @@ class L3Divergence(AssertionError):
             *(f"    {line}" for line in result["log"]),
             "  Showdown's PRNG draws in that turn, by caller:",
             *(f"    {c['by']}" for c in result["prng_calls"]),
-            f"  reproduce: python -m envs.pokejax.l3_battles --first {result['battle']} --battles 1",
+            f"  reproduce: python -m envs.pokejax.l3_battles --first {result['battle']} --battles 1"
+            + (f" --format {result['format']}" if result.get("format", FORMAT) != FORMAT else ""),
         ]
         super().__init__("\n".join(lines))
 
@@ -337,6 +390,47 @@ def play(
     return play_teams(showdown, battle_index, battle_seed(battle_index), teams, rng, max_decisions, counts)
 
 
+def play_random_battle(
+    showdown: Showdown, battle_index: int, max_decisions: int = 400, counts: collections.Counter | None = None
+) -> dict[str, Any]:
+    """One gen1randombattle on both engines: Showdown generates both teams from their team seeds
+    (and plays with its Sleep and Freeze Clauses), the JAX engine from its own generator
+    (jax/teams.py) from the same seeds; the first comparison checks that the teams are the same."""
+    seed = battle_seed(battle_index)
+    team_seeds = [battle_seed(RANDOM_TEAM_SEEDS + 2 * battle_index + side) for side in range(2)]
+    first, battle_has_ditto = _generated_team(team_seeds[0], False)
+    second, _ = _generated_team(team_seeds[1], battle_has_ditto)
+    return play_teams(
+        showdown,
+        battle_index,
+        seed,
+        [first, second],
+        np.random.default_rng(battle_index),
+        max_decisions,
+        counts,
+        format=RANDOM_FORMAT,
+        sides=[{"seed": team_seed} for team_seed in team_seeds],
+    )
+
+
+def _generated_team(team_seed: str, battle_has_ditto: bool) -> tuple[Team, bool]:
+    kind, state = prng.parse_seed(team_seed)
+    if kind not in _GENERATORS:
+        _GENERATORS[kind] = jax.jit(functools.partial(jax_teams.generate_team, kind))
+    team, _ = jax.device_get(_GENERATORS[kind](jnp.asarray(state), jnp.bool_(battle_has_ditto)))
+    columns = [jax_teams.SET_STATS.index(name) for name in STAT_NAMES]
+    return (
+        Team(
+            species=np.asarray(team.species),
+            level=np.asarray(team.level),
+            moves=np.asarray(team.moves),
+            ivs=np.asarray(team.ivs)[:, columns],
+            evs=np.asarray(team.evs)[:, columns],
+        ),
+        bool(team.has_ditto),
+    )
+
+
 def play_teams(
     showdown: Showdown,
     battle_index: int,
@@ -346,10 +440,13 @@ def play_teams(
     max_decisions: int = 400,
     counts: collections.Counter | None = None,
     preferred: list[list[int]] | None = None,
+    format: str = FORMAT,
+    sides: list[dict[str, Any]] | None = None,
 ) -> dict[str, Any]:
     """A battle of the given teams from `seed` on both engines, compared after every decision.
     Each side takes its next `preferred` action when it is legal (a scripted scenario), otherwise
-    a random legal one drawn from `rng`."""
+    a random legal one drawn from `rng`. `format`: Showdown's (gen1randombattle brings the Sleep
+    and Freeze Clauses); `sides`: what Showdown is given for each side (default: the teams' sets)."""
     kind, rng_state = prng.parse_seed(seed)
     tables = jb.Tables.load()
     state = jb.new_battle(
@@ -361,11 +458,12 @@ def play_teams(
         jnp.asarray(np.stack([t.ivs for t in teams]), dtype=jnp.int32),
         jnp.asarray(np.stack([t.evs for t in teams]), dtype=jnp.int32),
         tables,
+        standard_format=format == RANDOM_FORMAT,
     )
     name = f"l3-{battle_index}"
-    snap = showdown.start(
-        name, FORMAT, seed, {"team": teams[0].showdown_sets()}, {"team": teams[1].showdown_sets()}, trace=True
-    )
+    if sides is None:
+        sides = [{"team": team.showdown_sets()} for team in teams]
+    snap = showdown.start(name, format, seed, sides[0], sides[1], trace=True)
     step = _jitted_step(kind)
     history: list[tuple[int, int]] = []
     previous = snap
@@ -387,12 +485,20 @@ def play_teams(
                 )
                 counts[RAGE_EVENT] += _rage_boosts(previous, snap)
                 counts.update(_trap_events(previous, snap))
+                counts[HAZE_TOXIC_EVENT] += _haze_toxic(previous, snap)
+                counts[PP_UNDERFLOW_EVENT] += any(
+                    m["pp"] < 0 or m["pp"] > m["maxpp"]
+                    for side_state in snap["state"]["sides"]
+                    for p in side_state["pokemon"]
+                    for m in p["moves"]
+                )
             previous = snap
             if diffs:
                 raise L3Divergence(
                     {
                         "battle": battle_index,
                         "seed": seed,
+                        "format": format,
                         "turn": snap["turn"],
                         "decision": decision,
                         "diffs": diffs,
@@ -418,6 +524,7 @@ def play_teams(
 
 
 _STEPS: dict[str, Any] = {}
+_GENERATORS: dict[str, Any] = {}
 _legal_actions = jax.jit(jb.legal_actions)
 
 
@@ -432,12 +539,19 @@ def main() -> None:
     parser.add_argument("--battles", type=int, default=20)
     parser.add_argument("--first", type=int, default=0)
     parser.add_argument("--tally", action="store_true", help="count what happened in the battles (Showdown's log)")
+    parser.add_argument(
+        "--format",
+        choices=[FORMAT, RANDOM_FORMAT],
+        default=FORMAT,
+        help=f"{FORMAT}: random teams of the supported moves; {RANDOM_FORMAT}: Showdown's random battles",
+    )
     args = parser.parse_args()
     counts: collections.Counter = collections.Counter()
     with Showdown() as showdown:
         for i in range(args.first, args.first + args.battles):
             try:
-                result = play(showdown, i, counts=counts)
+                player = play_random_battle if args.format == RANDOM_FORMAT else play
+                result = player(showdown, i, counts=counts)
             except L3Divergence as divergence:
                 print(divergence)
                 raise SystemExit(1) from None
@@ -451,11 +565,22 @@ def main() -> None:
             TRAP_TARGET_SWITCHED_EVENT,
             TRAPPER_SWITCHED_EVENT,
             TRAP_DISABLED_EVENT,
+            METRONOME_TRAP_EVENT,
+            PP_UNDERFLOW_EVENT,
+            HAZE_TOXIC_EVENT,
         ]
         print("events:", ", ".join(f"{name} {counts[name]}" for name in names))
         used = {name[5:] for name in counts if name.startswith("move:")} - {"struggle"}
-        print(f"moves used: {len(used)} of {len(jb.SUPPORTED_MOVES)} supported")
-        unused = sorted(set(jb.SUPPORTED_MOVES) - used)
+        if args.format == RANDOM_FORMAT:
+            t = gen1_tables()
+            sets = jax_teams.set_tables()
+            arrays = (sets.move_pool, sets.combo_moves, sets.exclusive_moves, sets.essential_moves)
+            pool = {t.move_ids[m] for array in arrays for m in np.asarray(array)[sets.pool_species].ravel() if m}
+            print(f"moves used: {len(used & pool)} of the {len(pool)} in gen1randombattle's sets")
+            unused = sorted(pool - used)
+        else:
+            print(f"moves used: {len(used)} of {len(jb.SUPPORTED_MOVES)} supported")
+            unused = sorted(set(jb.SUPPORTED_MOVES) - used)
         if unused:
             print("never used:", " ".join(unused))
 

@@ -1,15 +1,16 @@
 """A Gen 1 singles battle as Showdown runs it, as pure JAX functions over fixed-size arrays.
 
-Scope of this version: battles whose teams know only SUPPORTED_MOVES, 162 of Gen 1's 164
-selectable moves (the lists below say which mechanics each group brings): switching, fainting and
-forced switches (one side or both), battle end (a draw when both last Pokemon fall together, and
-the Endless Battle Clause's Gen 1 rule and turn limit), Struggle; the damage formula and everything
-around it (PLAIN_MOVES, DAMAGE_VARIANT_MOVES); the five statuses and toxic; stat stages (boosts.py);
-the volatiles in tables.VOLATILES (screens, Focus Energy, Mist, confusion, flinch, Hyper Beam's
-recharge, Leech Seed, Toxic's counter, two-turn moves and Dig/Fly's invulnerability, Substitute,
-Disable, Thrash's and Rage's locks, partial trapping, Bide); Haze; Counter with battle.lastDamage
-and each side's choice memory; Mimic; Mirror Move with each Pokemon's lastMove. Not yet: Metronome,
-Transform.
+Scope: all of Gen 1's 164 selectable moves (SUPPORTED_MOVES; the lists below say which mechanics
+each group brings) and Struggle: switching, fainting and forced switches (one side or both),
+battle end (a draw when both last Pokemon fall together, and the Endless Battle Clause's Gen 1
+rule and turn limit); the damage formula and everything around it (PLAIN_MOVES,
+DAMAGE_VARIANT_MOVES); the five statuses and toxic; stat stages (boosts.py); the volatiles in
+tables.VOLATILES (screens, Focus Energy, Mist, confusion, flinch, Hyper Beam's recharge, Leech
+Seed, Toxic's counter, two-turn moves and Dig/Fly's invulnerability, Substitute, Disable,
+Thrash's and Rage's locks, partial trapping, Bide); Haze; Counter with battle.lastDamage and each
+side's choice memory; Mimic; Mirror Move with each Pokemon's lastMove; Transform; Metronome.
+Two formats: gen1customgame (no clauses, Math.trunc) and gen1randombattle's Standard ruleset
+(BattleState.standard_format: Sleep and Freeze Clause Mods, 8- and 6-bit truncation).
 
 Showdown's side.pokemon is kept in Showdown's own order, which a switch changes by swapping the
 active Pokemon (slot 0) with the one switched in: "switch N" means slot N-1 of that order, and the
@@ -81,6 +82,7 @@ OHKO_DAMAGE = 65535
     COUNTER_EFFECT,
     BIDE_EFFECT,
     MIMIC_EFFECT,
+    TRANSFORM_EFFECT,
 ) = (
     CODED_EFFECTS.index(effect) + 1
     for effect in (
@@ -100,6 +102,7 @@ OHKO_DAMAGE = 65535
         "counter",
         "bide",
         "mimic",
+        "transform",
     )
 )
 GRASS_TYPE = 7  # tables.TYPES.index("Grass"), checked by a test
@@ -151,6 +154,10 @@ STRUGGLE = NUM_MOVES  # Struggle's move number (the last of Gen 1's), checked by
 COUNTER = 68  # Counter's move number, checked by a test
 MIMIC = 102  # Mimic's move number, checked by a test
 MIRROR_MOVE = 119  # Mirror Move's move number, checked by a test
+METRONOME = 118  # Metronome's move number, checked by a test
+TRANSFORM = 144  # Transform's move number, checked by a test
+TRANSFORMED_PP = 5  # a transformed Pokemon's copied moves have min(5, base PP) PP
+PP_BITS = 63  # Gen 1 keeps PP in 6 bits
 FISSURE = 90  # Fissure's move number (Showdown's "nomove" is Fissure's move object), checked by a test
 COUNTERABLE_TYPES = (NORMAL_TYPE, 3)  # Normal and Fighting (tables.TYPES), checked by a test
 # side.lastEnemySelectedMove / lastEnemyMove values that are not move numbers
@@ -159,13 +166,14 @@ NOMOVE_USED = -1  # Showdown's "nomove" stand-in was used (it is Fissure's move 
 POISON_TYPE = 11  # tables.TYPES.index("Poison"), checked by a test
 FULL_PARALYSIS_CHANCE = 63  # out of 256, Showdown's gen1 par onBeforeMove
 # The most draws a step prefetches: the action-order tie (1), BeforeTurn and its Update (2), two
-# moves with up to 8 each (confusion's and paralysis's checks, accuracy, the crit and the roll, a
-# secondary's chance, the length of the confusion it starts, the Update after it; a 2-5 hit
+# moves with up to 9 each (confusion's and paralysis's checks, Metronome's pick, accuracy, the
+# crit and the roll, a secondary's chance, the length of the confusion it starts, the Update
+# after it; a 2-5 hit
 # count, Psywave's damage, Rest's and sleep's lengths, a trapping lock's length, Bide's length and
 # Mimic's pick replace some of these and never add to them). Replacements on both sides make at
 # most 5. The draws after the actions (the Residual's shuffles, the residual's Update, endTurn's
 # DisableMove shuffles) are not prefetched: no value of theirs is read (prng.skip, prng.settle).
-STEP_DRAWS = 19
+STEP_DRAWS = 21
 START_DRAWS = 4
 # stat columns of `stats` (tables.STAT_NAMES)
 HP, ATK, DEF, SPC, SPE = range(5)
@@ -205,6 +213,8 @@ SELF_MOVES = (
 # Bide (battle.lastDamage, summed over 2-3 turns and returned twice over), Mimic (the foe's moves),
 # Mirror Move (the foe's last move, used again)
 MEMORY_MOVES = ["counter", "bide", "mimic", "mirrormove"]
+# Metronome: one of the other 163 moves, picked at random and used at once
+METRONOME_MOVES = ["metronome"]
 # Disable: a random one of the foe's moves with PP, for 1-8 of its move attempts
 DISABLE_MOVES = ["disable"]
 # Thrash and Petal Dance: locked in for 2-3 more turns, then confused; Rage: locked in until it
@@ -221,6 +231,9 @@ VOLATILE_MOVES = (
 ).split()
 # Two-turn moves (a charging turn, then locked in; Dig and Fly hide the user meanwhile)
 TWO_TURN_MOVES = "razorwind skullbash skyattack solarbeam dig fly".split()
+# Transform: the user becomes a copy of the foe (species, types, stats, stages, moves with 5 PP)
+# until it leaves the field
+TRANSFORM_MOVES = ["transform"]
 SUPPORTED_MOVES = (
     PLAIN_MOVES
     + PARALYSIS_MOVES
@@ -235,6 +248,8 @@ SUPPORTED_MOVES = (
     + DISABLE_MOVES
     + LOCKED_MOVES
     + TRAPPING_MOVES
+    + TRANSFORM_MOVES
+    + METRONOME_MOVES
 )
 
 
@@ -270,6 +285,7 @@ class Tables:
     move_boosts: jax.Array
     move_secondary_boosts: jax.Array
     type_chart_x2: jax.Array
+    metronome_moves: jax.Array
 
     @classmethod
     def load(cls) -> Tables:
@@ -317,6 +333,25 @@ class BattleState:
     # int32[2, 4]: for each of the active Pokemon's move slots that Mimic replaced, the move it held
     # before (0: not replaced), which comes back when it leaves the field (the PP is the slot's)
     mimic_base: jax.Array
+    # Transform, per side (the active Pokemon): the species it turned into (0: not transformed);
+    # its storedStats, copied from the target (the own ones stay in `stats`: Showdown's
+    # baseStoredStats, which crits read); its own moves and their PP (baseMoveSlots), which come
+    # back when it leaves the field, while `moves` and `pp` hold the copies
+    transformed_into: jax.Array  # int32[2]
+    transform_stats: jax.Array  # int32[2, 5]
+    base_moves: jax.Array  # int32[2, 4]
+    base_pp: jax.Array  # int32[2, 4]
+    # int32[2, 6]: the speed DV (as Showdown's even IV) plus a quarter of the speed stat
+    # experience, from which Transform recomputes a cached speed (setSpecies on the target's species)
+    speed_bonus: jax.Array
+    # bool[2, 6]: the Pokemon's sleep came from a foe's move (statusState.source), not from Rest
+    slept_by_foe: jax.Array
+    # bool: the battle follows gen1randombattle's Standard ruleset: Sleep Clause Mod (no foe's sleep
+    # move lands while a Pokemon of the target's side that a foe put to sleep still sleeps),
+    # Freeze Clause Mod (no freeze while one is frozen), and Showdown's trunc(x, bits) (stats past
+    # 1023 wrap in the damage formula, PP below 0 wraps to 63). gen1customgame has no clause and
+    # replaces trunc with Math.trunc (no wrapping; a PP can reach -1).
+    standard_format: jax.Array
     # int32[2]: the active Pokemon's lastMove (0 none; Mirror Move uses the foe's); sleep, freeze
     # and leaving the field clear it, a two-turn move's charging turn leaves it
     used_move: jax.Array
@@ -367,8 +402,11 @@ def new_battle(
     ivs: jax.Array,
     evs: jax.Array,
     tables: Tables,
+    standard_format: bool | jax.Array = False,
 ) -> BattleState:
     """The battle after Showdown's start: both leads switched in, turn 1, both sides asked to move.
+    `standard_format`: the rules of gen1randombattle (see BattleState.standard_format) rather than
+    those of gen1customgame.
 
     rng: the Showdown seed as prng state; species/level: int32[2, 6]; moves: int32[2, 6, 4];
     ivs/evs: int32[2, 6, 5] in STAT_NAMES order."""
@@ -405,6 +443,13 @@ def new_battle(
         bide_turns=jnp.zeros(NUM_SIDES, dtype=jnp.int32),
         bide_damage=jnp.zeros(NUM_SIDES, dtype=jnp.int32),
         mimic_base=jnp.zeros((NUM_SIDES, NUM_MOVE_SLOTS), dtype=jnp.int32),
+        transformed_into=jnp.zeros(NUM_SIDES, dtype=jnp.int32),
+        transform_stats=jnp.zeros((NUM_SIDES, 5), dtype=jnp.int32),
+        base_moves=jnp.zeros((NUM_SIDES, NUM_MOVE_SLOTS), dtype=jnp.int32),
+        base_pp=jnp.zeros((NUM_SIDES, NUM_MOVE_SLOTS), dtype=jnp.int32),
+        speed_bonus=stats.normalise_ivs(ivs[..., SPE]) + stats.normalise_evs(evs[..., SPE]) // 4,
+        slept_by_foe=jnp.zeros_like(species, dtype=bool),
+        standard_format=jnp.asarray(standard_format, dtype=bool),
         used_move=jnp.zeros(NUM_SIDES, dtype=jnp.int32),
         toxic_counter=jnp.zeros(NUM_SIDES, dtype=jnp.int32),
         substitute_hp=jnp.zeros(NUM_SIDES, dtype=jnp.int32),
@@ -474,12 +519,32 @@ def _status_drops(modified: jax.Array, status: jax.Array) -> jax.Array:
     return modified.at[ATK].set(jnp.where(status == BRN, jnp.maximum(modified[ATK] // 2, 1), modified[ATK]))
 
 
+def base_moves(state: BattleState, side: jax.Array) -> jax.Array:
+    """int32[4]: the active Pokemon's baseMoveSlots' moves (its own, before Mimic and Transform)."""
+    own = jnp.where(state.mimic_base[side] > 0, state.mimic_base[side], state.moves[side, 0])
+    return jnp.where(state.transformed_into[side] > 0, state.base_moves[side], own)
+
+
+def stored_stats(state: BattleState) -> jax.Array:
+    """int32[2, 5]: the active Pokemon's storedStats (a transformed one's are the target's), which
+    stage changes, Rage and Haze recompute the modified stats from."""
+    transformed = (state.transformed_into > 0)[:, None]
+    return jnp.where(transformed, state.transform_stats, state.stats[:, 0])
+
+
+def current_species(state: BattleState) -> jax.Array:
+    """int32[2, 6]: each Pokemon's species as Showdown's `species` (a transformed one's target's)."""
+    species = jnp.asarray(state.species)
+    return species.at[:, 0].set(jnp.where(state.transformed_into > 0, state.transformed_into, species[:, 0]))
+
+
 def _clear_volatiles(state: BattleState, side: jax.Array, tables: Tables) -> BattleState:
     """clearVolatile on the side's active Pokemon (leaving the field, or fainting): its stages and
     volatiles go, and setSpecies restores its species' types, recomputes its modified stats,
     re-applies paralysis and burn, and resets the cached speed to the stored (unmodified) one."""
     stored = state.stats[side, 0]
     modified = _status_drops(stored, state.status[side, 0])
+    transformed = state.transformed_into[side] > 0
     return state.replace(
         modified=state.modified.at[side, 0].set(modified),
         boosts=state.boosts.at[side].set(0),
@@ -497,11 +562,14 @@ def _clear_volatiles(state: BattleState, side: jax.Array, tables: Tables) -> Bat
         fake_trapped_turns=state.fake_trapped_turns.at[side].set(0),
         bide_turns=state.bide_turns.at[side].set(0),
         bide_damage=state.bide_damage.at[side].set(0),
-        # (moveSlots back to baseMoveSlots)
-        moves=state.moves.at[side, 0].set(
-            jnp.where(state.mimic_base[side] > 0, state.mimic_base[side], state.moves[side, 0])
-        ),
+        # (moveSlots back to baseMoveSlots: a transformed Pokemon's own moves and PP, Mimic's slot's move)
+        moves=state.moves.at[side, 0].set(base_moves(state, side)),
+        pp=state.pp.at[side, 0].set(jnp.where(transformed, state.base_pp[side], state.pp[side, 0])),
         mimic_base=state.mimic_base.at[side].set(0),
+        transformed_into=state.transformed_into.at[side].set(0),
+        transform_stats=state.transform_stats.at[side].set(0),
+        base_moves=state.base_moves.at[side].set(0),
+        base_pp=state.base_pp.at[side].set(0),
         used_move=state.used_move.at[side].set(0),
         toxic_counter=state.toxic_counter.at[side].set(0),
         substitute_hp=state.substitute_hp.at[side].set(0),
@@ -524,7 +592,21 @@ def _swap_in(state: BattleState, side: jax.Array, slot: jax.Array, tables: Table
     # a fainted Pokemon leaving the field loses its "fnt" status (switchIn)
     leaving_status = state.status[side, 0]
     state = state.replace(status=state.status.at[side, 0].set(jnp.where(leaving_status == FNT, 0, leaving_status)))
-    fields = ("species", "level", "types", "hp", "stats", "modified", "speed", "moves", "pp", "status", "sleep_turns")
+    fields = (
+        "species",
+        "level",
+        "types",
+        "hp",
+        "stats",
+        "modified",
+        "speed",
+        "moves",
+        "pp",
+        "status",
+        "sleep_turns",
+        "speed_bonus",
+        "slept_by_foe",
+    )
     state = state.replace(**{name: swap(getattr(state, name)) for name in fields})
     # queueing the incoming Pokemon's runSwitch (insertChoice) caches its current speed, and its
     # SwitchIn turns toxic into plain poison (the counter went with the volatiles)
@@ -550,6 +632,7 @@ def _move_action(
     selected, slot = state.last_move[side], state.last_slot[side]
     user_types, target_types = state.types[side, 0], state.types[foe, 0]
     user_status = state.status[side, 0]
+    was_transformed = state.transformed_into[side] > 0
     # BeforeMove, by handler priority: frozen (12) or asleep (10), the Pokemon does nothing (a sleeper
     # counts a turn down, and wakes, still idle, when it reaches 0); flinched (8), nothing either;
     # confused (3), it counts a turn down (at 0 it snaps out and acts), then hurts itself with
@@ -598,14 +681,21 @@ def _move_action(
     bide_releases = bide_ends & (bide_total > 0)
     keeps_bide = state.volatiles[side, BIDE] & ~bide_ends & ~fully_paralysed & ~hurts_itself
     acts = acts & ~bide_attempt
-    # Mirror Move (target itself, no draw): its onHit takes the foe's active Pokemon's lastMove,
-    # unless there is none or it is Mirror Move, makes it the side's lastSelectedMove and
-    # lastEnemySelectedMove, and uses it at once (useMove: no BeforeMove, no PP of its own; its
-    # AfterMove and AfterMoveSelf stand for Mirror Move's). From here on `move` is that move.
-    mirrors = acts & (selected == MIRROR_MOVE)
+    # Metronome (target itself, no accuracy draw): its onHit samples one of the 163 moves with the
+    # metronome flag (one draw), makes it the side's lastSelectedMove and lastEnemySelectedMove and
+    # uses it at once, as Mirror Move does below (Metronome's own useMove runs no AfterMove)
+    metronomes = acts & (selected == METRONOME)
+    draws, metronome_pick = prng.take_below(draws, tables.metronome_moves.shape[0], metronomes)
+    called = jnp.where(metronomes, tables.metronome_moves[metronome_pick], selected)
+    # Mirror Move (target itself, no draw; selected, or called by Metronome): its onHit takes the
+    # foe's active Pokemon's lastMove, unless there is none or it is Mirror Move, makes it the
+    # side's lastSelectedMove and lastEnemySelectedMove, and uses it at once (useMove: no
+    # BeforeMove, no PP of its own; its AfterMove and AfterMoveSelf stand for Mirror Move's).
+    # From here on `move` is the move used.
+    mirrors = acts & (called == MIRROR_MOVE)
     mirrored = state.used_move[foe]
     mirror_works = mirrors & (mirrored > 0) & (mirrored != MIRROR_MOVE)
-    move = jnp.where(mirror_works, mirrored, selected)
+    move = jnp.where(mirror_works, mirrored, called)
     nomove = move == 0
     move_type = jnp.where(nomove, dmg.TYPELESS, tables.move_type[move])
     category = jnp.where(nomove, dmg.SPECIAL, tables.move_category[move])
@@ -628,15 +718,17 @@ def _move_action(
     spends_pp = acts & (selected != STRUGGLE) & ~was_locked
     # moveUsed: the Pokemon's lastMove (Mirror Move's, then the move it calls); not on a charging
     # turn; "nomove" is Fissure's object
-    used_move = jnp.where(mirrors, MIRROR_MOVE, jnp.where(moving & helpless_status, 0, state.used_move[side]))
+    used_move = jnp.where(moving & helpless_status, 0, state.used_move[side])
+    used_move = jnp.where(mirrors, MIRROR_MOVE, jnp.where(metronomes, METRONOME, used_move))
     used_move = jnp.where(acts & ~charges, jnp.where(nomove, FISSURE, move), used_move)
     acts = acts & ~charges
     # runImmunity comes before the accuracy check and draws nothing; status moves skip it unless
     # they say otherwise (Thunder Wave does not)
     immune = ~tables.move_ignores_immunity[move] & dmg.is_immune(tables.type_chart_x2, move_type, target_types)
     # Invulnerability (the foe is underground or in the air) comes first: a miss, with no draw,
-    # except for Swift and moves on the user itself
-    unreachable = state.volatiles[foe, INVULNERABLE] & ~tables.move_targets_self[move] & (effect != HITS_INVULNERABLE)
+    # except for Swift, Transform and moves on the user itself
+    reaches = (effect == HITS_INVULNERABLE) | (effect == TRANSFORM_EFFECT)
+    unreachable = state.volatiles[foe, INVULNERABLE] & ~tables.move_targets_self[move] & ~reaches
     immune = immune | unreachable
     # TryImmunity: Dream Eater only works on a sleeping target
     foe_sub = state.volatiles[foe, SUBSTITUTE]
@@ -715,7 +807,10 @@ def _move_action(
     foe_used = state.last_used[foe]
     counterable = (foe_used > 0) & jnp.isin(tables.move_type[jnp.maximum(foe_used, 0)], jnp.array(COUNTERABLE_TYPES))
     counterable = counterable & (tables.move_power[jnp.maximum(foe_used, 0)] > 0)
-    counter_fails = counter & ~(counterable & (state.enemy_selected[foe] != COUNTER) & (state.last_damage > 0))
+    # (Metronome and Mirror Move reset battle.lastDamage before the move they call: a Counter they
+    # call always fails)
+    damage_seen = jnp.where(mirrors | metronomes, 0, state.last_damage)
+    counter_fails = counter & ~(counterable & (state.enemy_selected[foe] != COUNTER) & (damage_seen > 0))
     damaging_hit = damaging_hit & ~counter_fails
     # partial trapping: Bind and Wrap do 0 to a Ghost (they ignore immunity, so they still hit and
     # trap); a held lock repeats the damage it stored; neither draws a crit or a roll
@@ -737,7 +832,15 @@ def _move_action(
     screened_defense = jnp.where(screened, 2, 1) * state.modified[foe, 0, defense_column]
     defense = jnp.where(crit, state.stats[foe, 0, defense_column], screened_defense)
     selfdestruct = ~nomove & tables.move_selfdestruct[move]
-    amount = dmg.base_damage(state.level[side, 0], power, attack, defense, crit, halve_defense=selfdestruct & ~special)
+    amount = dmg.base_damage(
+        state.level[side, 0],
+        power,
+        attack,
+        defense,
+        crit,
+        halve_defense=selfdestruct & ~special,
+        wrap=state.standard_format,
+    )
     amount = dmg.apply_stab_and_types(amount, tables.type_chart_x2, move_type, user_types, target_types)
     draws, amount = dmg.roll_damage(draws, amount, formula)
     # Psywave: random(1, floor(1.5 * level)); it fails outright when (level * 1.5) % 256 < 2
@@ -752,7 +855,7 @@ def _move_action(
     amount = jnp.where(fixed > 0, fixed, jnp.where(fixed == LEVEL_DAMAGE, user_level, amount))
     amount = jnp.where(psywave, psywave_damage, amount)
     amount = jnp.where(effect == SUPER_FANG, jnp.maximum(state.hp[foe, 0] // 2, 1), amount)
-    amount = jnp.where(counter, 2 * state.last_damage, amount)
+    amount = jnp.where(counter, 2 * damage_seen, amount)
     amount = jnp.where(ghost_trapped, 0, jnp.where(repeats_trap_damage, state.trap_damage[side], amount))
     amount = jnp.where(bide_releases, 2 * bide_total, amount)
     damaging_hit = damaging_hit & ~psywave_fails
@@ -804,7 +907,9 @@ def _move_action(
     # then the last hit's damage to the Pokemon (capped by its HP), or the full damage to a
     # substitute; a drain's heal; the damage of a confusion self-hit or a crash (uncapped)
     # (Mirror Move resets it itself before the move it calls)
-    last_damage = jnp.where((acts & ~tables.move_keeps_last_damage[move]) | mirrors | missed, 0, state.last_damage)
+    last_damage = jnp.where(
+        (acts & ~tables.move_keeps_last_damage[move]) | mirrors | metronomes | missed, 0, state.last_damage
+    )
     hits_done = jnp.minimum(hits, (state.hp[foe, 0] + amount - 1) // jnp.maximum(amount, 1))
     last_hit = jnp.minimum(amount, state.hp[foe, 0] - amount * (hits_done - 1))
     last_damage = jnp.where(hits_pokemon, last_hit, jnp.where(into_sub, amount, last_damage))
@@ -860,7 +965,9 @@ def _move_action(
     heals_half = hit & (effect == HEAL_HALF) & ~heal_blocked
     user_hp = jnp.where(heals_half, jnp.minimum(user_hp + max_hp // 2, max_hp), user_hp)
     rests = hit & (effect == REST) & ~heal_blocked & (user_status != SLP)
-    # (setStatus runs sleep's onStart, which draws a length that Rest then overwrites)
+    # (setStatus runs sleep's onStart, which draws a length that Rest then overwrites; in the
+    # standard format its SetStatus event first shuffles the clauses' two handlers, one draw)
+    draws, _ = _tie_draw(draws, rests & state.standard_format)
     draws, _ = prng.take_range(draws, 1, 8, rests)
     user_hp = jnp.where(rests, max_hp, user_hp)
     user_status = jnp.where(rests, SLP, user_status)
@@ -886,7 +993,17 @@ def _move_action(
     # (except that sleep overrides any other status of a target that must recharge, and ends the
     # recharge)
     overrides = (inflicted == SLP) & sleep_on_recharging & (state.status[foe, 0] != SLP)
+    # Sleep Clause Mod and Freeze Clause Mod, in the standard format (SetStatus, before sleep's
+    # onStart draws its length)
+    foe_team_sleeps = (state.hp[foe] > 0) & (state.status[foe] == SLP) & state.slept_by_foe[foe]
+    clause_blocks = state.standard_format & (
+        ((inflicted == SLP) & jnp.any(foe_team_sleeps)) | ((inflicted == FRZ) & jnp.any(state.status[foe] == FRZ))
+    )
     lands = (inflicted > 0) & ((state.status[foe, 0] == 0) | overrides) & (target_hp > 0) & ~poison_immune
+    # (there runEvent('SetStatus') holds the two clauses' handlers, of equal priority: speedSort
+    # shuffles them, one draw, before either can block)
+    draws, _ = _tie_draw(draws, lands & state.standard_format)
+    lands = lands & ~clause_blocks
     target_status = jnp.where(lands, inflicted, state.status[foe, 0])
     # confusion (Confuse Ray, Supersonic, or a secondary) on a target not yet confused draws its
     # length, 2-5 turns, when it starts
@@ -919,7 +1036,7 @@ def _move_action(
     rage_boosts = jnp.where(hits_pokemon & ~selfdestruct, hits_done, 0) + aimed_at_rage
     rage_boosts = jnp.where(state.volatiles[foe, RAGE], rage_boosts, 0)
     rage_stage, rage_attack = _rage(
-        state.boosts[foe, stages.ATTACK], state.modified[foe, 0, ATK], state.stats[foe, 0, ATK], rage_boosts
+        state.boosts[foe, stages.ATTACK], state.modified[foe, 0, ATK], stored_stats(state)[foe, ATK], rage_boosts
     )
     modified = _status_drops(state.modified[foe, 0].at[ATK].set(rage_attack), jnp.where(lands, inflicted, 0))
     # AfterMoveSelf (after a move stopped before it started, or unless the move's target fell), by
@@ -934,6 +1051,9 @@ def _move_action(
     poisoned = (user_status == BRN) | (user_status == PSN) | (user_status == TOX)
     # (Haze has taken the counter and the seed away by then: _haze below)
     hazes = hit & (effect == HAZE)
+    # (Haze turns its user's toxic into poison with setStatus: in the standard format the SetStatus
+    # event's shuffle draws once; Haze draws nothing after it)
+    draws, _ = _tie_draw(draws, hazes & state.standard_format & (state.status[side, 0] == TOX))
     has_counter = state.volatiles[side, RESIDUAL_DAMAGE] & ~hazes
     counter = state.toxic_counter[side] + (after_move_self & has_counter & poisoned)
     sixteenth = jnp.maximum(state.stats[side, 0, HP] // 16, 1)
@@ -952,12 +1072,21 @@ def _move_action(
         last_damage=last_damage,
         last_used=state.last_used.at[side].set(last_used),
         hp=state.hp.at[foe, 0].set(target_hp).at[side, 0].set(user_hp),
-        # (Gen 1's deductPP keeps 6 bits: a move used at 0 PP, by a trapper whose target left, has 63)
+        # (Gen 1's deductPP keeps 6 bits in the standard format: a move used at 0 PP, by a trapper
+        # whose target left, has 63; the custom game's Math.trunc leaves it at -1)
         pp=state.pp.at[side, 0, slot].set(
-            jnp.where(spends_pp & ~charges, (state.pp[side, 0, slot] - 1) & 63, state.pp[side, 0, slot])
+            jnp.where(
+                spends_pp & ~charges,
+                _deduct_pp(state.pp[side, 0, slot], state.standard_format),
+                state.pp[side, 0, slot],
+            )
         ),
         status=state.status.at[foe, 0].set(target_status).at[side, 0].set(user_status),
         sleep_turns=state.sleep_turns.at[foe, 0].set(target_sleep).at[side, 0].set(sleep_left),
+        slept_by_foe=state.slept_by_foe.at[foe, 0]
+        .set(state.slept_by_foe[foe, 0] | (lands & (inflicted == SLP)))
+        .at[side, 0]
+        .set(state.slept_by_foe[side, 0] & ~rests),
         modified=state.modified.at[foe, 0].set(modified),
         boosts=state.boosts.at[foe, stages.ATTACK].set(rage_stage),
         moves=state.moves.at[side, 0, slot].set(jnp.where(mimics, mimicked_move, state.moves[side, 0, slot])),
@@ -967,8 +1096,10 @@ def _move_action(
             )
         ),
         used_move=state.used_move.at[side].set(used_move),
-        last_move=state.last_move.at[side].set(jnp.where(mirror_works, mirrored, state.last_move[side])),
-        enemy_selected=state.enemy_selected.at[side].set(jnp.where(mirror_works, mirrored, state.enemy_selected[side])),
+        last_move=state.last_move.at[side].set(jnp.where(metronomes | mirror_works, move, state.last_move[side])),
+        enemy_selected=state.enemy_selected.at[side].set(
+            jnp.where(metronomes | mirror_works, move, state.enemy_selected[side])
+        ),
     )
     # Hyper Beam's recharge starts when it hits, and ends at once (AfterMove) if the target fell;
     # flinch and sleep take it away from a target
@@ -1087,9 +1218,46 @@ def _move_action(
     converts = hit & (effect == CONVERSION)
     state = state.replace(types=state.types.at[side, 0].set(jnp.where(converts, target_types, user_types)))
     state = _select(hazes, _haze(state, side), state)
+    state = _select(hit & (effect == TRANSFORM_EFFECT), _transform(state, side, tables), state)
+    # useMove for a move Metronome or Mirror Move calls: a transformed user gets one PP back (mod
+    # 64) in its own move of the selected slot, if it has one there (Showdown's gen1 useMove)
+    refunds = (metronomes.astype(jnp.int32) + mirror_works) * (was_transformed & (state.base_moves[side, slot] > 0))
+    state = state.replace(base_pp=state.base_pp.at[side, slot].set((state.base_pp[side, slot] + refunds) & PP_BITS))
     user_fainted = run & (state.hp[side, 0] == 0)
     target_fainted = damaging_hit & (target_hp == 0)
     return state, draws, jnp.where(jnp.arange(NUM_SIDES) == side, user_fainted, target_fainted)
+
+
+def _deduct_pp(pp: jax.Array, standard_format: jax.Array) -> jax.Array:
+    return jnp.where(standard_format, (pp - 1) & PP_BITS, pp - 1)
+
+
+def _transform(state: BattleState, side: jax.Array, tables: Tables) -> BattleState:
+    """transformInto the foe's active Pokemon: its species, types, storedStats, modified stats,
+    stages and moves (min(5, base PP) each) become the user's; its own moves and their PP (after
+    Transform's own PP) wait in base_moves/base_pp, its HP, status and volatiles stay. setSpecies
+    on the target's species caches a speed from the target's base speed and the user's own DV,
+    stat experience and level (then transformInto overwrites the stats, not that speed)."""
+    foe = 1 - side
+    target_species = current_species(state)[foe, 0]
+    speed = (2 * tables.base_stats[target_species, SPE] + state.speed_bonus[side, 0]) * state.level[side, 0] // 100 + 5
+    copied = state.moves[foe, 0]
+    transformed = state.transformed_into[side] > 0
+    return state.replace(
+        transformed_into=state.transformed_into.at[side].set(target_species),
+        transform_stats=state.transform_stats.at[side].set(
+            stored_stats(state)[foe].at[HP].set(state.stats[side, 0, HP])
+        ),
+        base_moves=state.base_moves.at[side].set(base_moves(state, side)),
+        base_pp=state.base_pp.at[side].set(jnp.where(transformed, state.base_pp[side], state.pp[side, 0])),
+        mimic_base=state.mimic_base.at[side].set(0),
+        moves=state.moves.at[side, 0].set(copied),
+        pp=state.pp.at[side, 0].set(jnp.where(copied > 0, jnp.minimum(TRANSFORMED_PP, tables.move_pp[copied]), 0)),
+        types=state.types.at[side, 0].set(state.types[foe, 0]),
+        modified=state.modified.at[side, 0, ATK:].set(state.modified[foe, 0, ATK:]),
+        boosts=state.boosts.at[side].set(state.boosts[foe]),
+        speed=state.speed.at[side, 0].set(speed),
+    )
 
 
 def _rage(stage: jax.Array, attack: jax.Array, stored: jax.Array, boosts: jax.Array) -> tuple[jax.Array, jax.Array]:
@@ -1108,7 +1276,7 @@ def _haze(state: BattleState, side: jax.Array) -> BattleState:
     becomes poison; both cache their speed. A foe that was asleep or frozen has its side's last
     selected move become "cannotmove" (and its action this turn, if still to come)."""
     foe = 1 - side
-    modified = state.modified.at[:, 0, ATK:].set(state.stats[:, 0, ATK:])
+    modified = state.modified.at[:, 0, ATK:].set(stored_stats(state)[:, ATK:])
     foe_helpless = (state.status[foe, 0] == SLP) | (state.status[foe, 0] == FRZ)
     status = state.status.at[foe, 0].set(0)
     status = status.at[side, 0].set(jnp.where(status[side, 0] == TOX, PSN, status[side, 0]))
@@ -1149,7 +1317,7 @@ def _stage_changes(
     misted = primary & (target == foe) & state.volatiles[foe, MIST]
     deltas = jnp.where(misted, jnp.maximum(deltas, 0), deltas)
     new_stages, new_modified, changed = stages.apply_boosts(
-        state.boosts[target], state.modified[target, 0, ATK:], state.stats[target, 0, ATK:], deltas
+        state.boosts[target], state.modified[target, 0, ATK:], stored_stats(state)[target, ATK:], deltas
     )
     # (a stat stuck at 999 or 1 still moves its stage, though the boost fails)
     # (a user that burn, poison or Leech Seed then fells still boosted itself)
@@ -1193,6 +1361,20 @@ def _faint(state: BattleState, fainted: jax.Array, tables: Tables) -> BattleStat
     )
 
 
+def _metronome_trap_rule(state: BattleState, side: jax.Array) -> BattleState:
+    """Gen 1's runSwitch for the Pokemon that came in on `side`: a foe holding a partial trapping
+    lock whose selected slot holds Metronome gets "metronome" back as its side's lastSelectedMove
+    and lastEnemySelectedMove (and so as its action this turn, if still to come: the lock is lost
+    with its target, and Metronome runs afresh)."""
+    foe = 1 - side
+    applies = state.volatiles[foe, TRAPPING_LOCK] & (state.moves[foe, 0, state.last_slot[foe]] == METRONOME)
+    return state.replace(
+        last_move=state.last_move.at[foe].set(jnp.where(applies, METRONOME, state.last_move[foe])),
+        enemy_selected=state.enemy_selected.at[foe].set(jnp.where(applies, METRONOME, state.enemy_selected[foe])),
+        cannot_move=state.cannot_move.at[foe].set(state.cannot_move[foe] & ~applies),
+    )
+
+
 def _run_action(
     draws: prng.Draws,
     state: BattleState,
@@ -1211,6 +1393,7 @@ def _run_action(
     # Gen 1 runSwitch: the side's lastSelectedMoveSlot goes back to the first slot, and both active
     # Pokemon's lastMove is cleared
     switched = switched.replace(last_slot=switched.last_slot.at[side].set(0), used_move=jnp.zeros_like(state.used_move))
+    switched = _metronome_trap_rule(switched, side)
     switch_draws = _each_event(draws, switched)  # Update after the switch action
     # runSwitch: unless its side had a faint this turn, a burned or poisoned Pokemon coming in
     # loses 1/16 of its max HP (Showdown's Gen 1-2 AfterSwitchInSelf)
@@ -1297,13 +1480,17 @@ def _end_turn(draws: prng.Draws, state: BattleState, run: jax.Array) -> tuple[Ba
 
 def _no_progress_possible(state: BattleState) -> jax.Array:
     """Showdown's Gen 1 Endless Battle Clause: on both sides every Pokemon has fainted, is frozen
-    (nothing thaws it but the foe's fire), or has no PP left while every foe is a Ghost (Struggle
-    cannot touch it). (Its third case, Pokemon that know only Transform, needs Transform.)"""
+    (nothing thaws it but the foe's fire), has no PP left while every foe is a Ghost (Struggle
+    cannot touch it), or knows only Transform while every foe does too (a transformed Pokemon
+    knows the moves it copied)."""
     fainted = state.hp <= 0
     ghost = jnp.any(state.types == GHOST_TYPE, axis=2)
     all_ghosts = jnp.all(fainted | ghost, axis=1)  # [side]
     no_pp = jnp.all((state.moves == 0) | (state.pp == 0), axis=2)
+    only_transform = jnp.all((state.moves == 0) | (state.moves == TRANSFORM), axis=2)
+    all_transform = jnp.all(fainted | only_transform, axis=1)  # [side]
     stuck = fainted | (state.status == FRZ) | (no_pp & all_ghosts[::-1, None])
+    stuck = stuck | (only_transform & all_transform[::-1, None])
     return jnp.all(stuck)
 
 
@@ -1404,6 +1591,7 @@ def _forced_switch(
         slot = jnp.clip(actions[mover] - NUM_MOVE_SLOTS + 1, 1, TEAM_SIZE - 1)
         double = _swap_in(double, mover, slot, tables)
         double = double.replace(last_slot=double.last_slot.at[mover].set(0), used_move=jnp.zeros_like(double.used_move))
+        double = _metronome_trap_rule(double, mover)
     double_draws, _ = _tie_draw(double_draws, double.speed[0, 0] == double.speed[1, 0])
     for _ in range(3):
         double_draws = _each_event(double_draws, double)

@@ -55,12 +55,13 @@ def crit_chance(base_speed: jax.Array, crit_ratio: jax.Array, focus_energy: jax.
     return jnp.where(crit_ratio == 2, jnp.clip(chance * 4, 1, 255), chance)
 
 
-def _gen1_stat_overflow(attack: jax.Array, defense: jax.Array) -> tuple[jax.Array, jax.Array]:
-    """Either stat at 256 or more: both divided by 4 and kept to 8 bits (attack at least 1; Showdown
-    also keeps defense at least 1, where the cartridge would divide by zero)."""
+def _gen1_stat_overflow(attack: jax.Array, defense: jax.Array, wrap: jax.Array | bool) -> tuple[jax.Array, jax.Array]:
+    """Either stat at 256 or more: both divided by 4 and, if `wrap`, kept to 8 bits (Showdown's
+    trunc(x, 8); the custom game's Math.trunc keeps them whole); attack at least 1, and Showdown
+    also keeps defense at least 1, where the cartridge would divide by zero."""
     big = (attack >= 256) | (defense >= 256)
-    small_attack = jnp.maximum((attack // 4) % 256, 1)
-    small_defense = jnp.maximum((defense // 4) % 256, 1)
+    small_attack = jnp.maximum(jnp.where(wrap, (attack // 4) % 256, attack // 4), 1)
+    small_defense = jnp.maximum(jnp.where(wrap, (defense // 4) % 256, defense // 4), 1)
     return jnp.where(big, small_attack, attack), jnp.where(big, small_defense, defense)
 
 
@@ -71,11 +72,14 @@ def base_damage(
     defense: jax.Array,
     crit: jax.Array,
     halve_defense: jax.Array | bool = False,
+    wrap: jax.Array | bool = True,
 ) -> jax.Array:
-    """The formula before STAB, type and the random roll; a crit doubles the level.
-    `halve_defense`: Self-Destruct and Explosion against Defense (after the overflow, at least 1)."""
+    """The formula before STAB, type and the random roll; a crit doubles the level (kept to 8
+    bits: levels here are at most 100, so Math.trunc agrees).
+    `halve_defense`: Self-Destruct and Explosion against Defense (after the overflow, at least 1);
+    `wrap`: stats of 1024 or more wrap (the standard format, see _gen1_stat_overflow)."""
     level = jnp.where(crit, level * 2, level) % 256
-    attack, defense = _gen1_stat_overflow(attack, defense)
+    attack, defense = _gen1_stat_overflow(attack, defense, wrap)
     defense = jnp.where(halve_defense, jnp.maximum(defense // 2, 1), defense)
     damage = level * 2 // 5 + 2
     damage = damage * power * attack // defense

@@ -254,8 +254,9 @@ def encode_observation(
                 tables.move_type[active_moves][:, None] == jnp.arange(NUM_TYPES),
                 (category == 0)[:, None],
                 (category == 1)[:, None],
-                # (capped: a move used at 0 PP wraps to 63, and Mimic's copy keeps Mimic's PP)
-                jnp.minimum(active_pp / max_pp, 1.0)[:, None],
+                # (clipped: a move used at 0 PP goes to -1 in the custom game, to 63 in the
+                # standard format, and Mimic's copy keeps Mimic's PP)
+                jnp.clip(active_pp / max_pp, 0.0, 1.0)[:, None],
             ],
             axis=-1,
         )

@@ -80,6 +80,7 @@ CODED_MOVES = {
     "counter": "counter",
     "bide": "bide",
     "mimic": "mimic",
+    "transform": "transform",
 }
 CODED_EFFECTS = tuple(dict.fromkeys(CODED_MOVES.values()))
 # The moves whose use leaves battle.lastDamage as it was (SKIP_LASTDAMAGE in the gen1 mod's
@@ -126,6 +127,9 @@ class Gen1Tables:
     move_boosts: np.ndarray  # int32 [166, 6]: a status move's stage changes, in BOOST_KEYS columns
     move_secondary_boosts: np.ndarray  # int32 [166, 6]: a damaging move's secondary stage changes
     type_chart_x2: np.ndarray  # int32 [16, 16] attacking x defending, effectiveness times 2 (0, 1, 2, 4)
+    # int32 [163]: the moves Metronome samples from (the `metronome` flag: all but Metronome and
+    # Struggle), by number, as its onHit sorts them
+    metronome_moves: np.ndarray
 
     def species_index(self, species_id: str) -> int:
         return self.species_ids.index(species_id)
@@ -212,6 +216,7 @@ def gen1_tables() -> Gen1Tables:
         move_boosts=_boost_table(moves, lambda m: m["boosts"]),
         move_secondary_boosts=_boost_table(moves, lambda m: (m["secondary"] or {}).get("boosts")),
         type_chart_x2=chart,
+        metronome_moves=np.array([m["num"] for m in moves if "metronome" in m["flags"]], dtype=np.int32),
     )
 
 

@@ -83,6 +83,7 @@ function pokemonState(pokemon) {
 		modifiedStats: Object.fromEntries(STATS.map(s => [s, pokemon.modifiedStats ? pokemon.modifiedStats[s] : null])),
 		boosts: Object.fromEntries(BOOSTS.map(b => [b, pokemon.boosts[b]])),
 		moves: pokemon.moveSlots.map(slot => ({id: slot.id, pp: slot.pp, maxpp: slot.maxpp, disabled: !!slot.disabled})),
+		baseMoves: pokemon.baseMoveSlots.map(slot => ({id: slot.id, pp: slot.pp})),
 		volatiles,
 		transformed: pokemon.transformed,
 		lastMove: pokemon.lastMove ? pokemon.lastMove.id : null,

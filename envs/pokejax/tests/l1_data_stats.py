@@ -51,6 +51,7 @@ def test_tables_hold_gen1_as_published():
         assert t.move_self_volatile[move] == battle.TRAPPING_LOCK + 1
     assert battle.STRUGGLE == t.move_index("struggle") and battle.COUNTER == t.move_index("counter")
     assert battle.MIMIC == t.move_index("mimic") and battle.MIRROR_MOVE == t.move_index("mirrormove")
+    assert battle.TRANSFORM == t.move_index("transform") and battle.METRONOME == t.move_index("metronome")
     assert battle.FISSURE == t.move_index("fissure")
     assert battle.COUNTERABLE_TYPES == (t.types.index("Normal"), t.types.index("Fighting"))
     statuses = (battle.PAR, battle.FNT, battle.BRN, battle.PSN, battle.SLP, battle.FRZ)

@@ -1,7 +1,9 @@
 """L2: scripted battles that set up one interaction each (Mist against stat drops, a Substitute
 under recoil, drain, multi-hit and confusion, Toxic with Leech Seed and Rest, Dig and Fly against
 Swift, Hyper Beam's recharge against sleep and flinch, Haze on a sleeping foe, Counter, Disable,
-Thrash, Rage, partial trapping across switches, Bide, Mimic, Mirror Move, Struggle), played on Showdown and on the JAX
+Thrash, Rage, partial trapping across switches, Bide, Mimic, Mirror Move (calling Counter too),
+Transform, Metronome, a PP run below 0, Struggle; and in gen1randombattle's rules the Sleep and
+Freeze Clauses, PP below 0 and Haze from a badly poisoned user), played on Showdown and on the JAX
 engine from several seeds and compared after every decision, as L3 compares random battles.
 
 Each side plays its scripted action whenever it is legal and a random legal one otherwise, so the
@@ -40,7 +42,8 @@ def _team(members: list[tuple[str, list[str]]], level: int) -> l3_battles.Team:
     )
 
 
-# name: (p1 members, p2 members, p1 script, p2 script, the event or events it must produce)
+# name: (p1 members, p2 members, p1 script, p2 script, the event or events it must produce[, the
+# format: gen1customgame unless given])
 SCENARIOS = {
     "mist": (
         [("mewtwo", ["mist", "psychic", "recover"])],
@@ -184,6 +187,105 @@ SCENARIOS = {
         [0, 1, 2, 3, 0, 4, 1, 0],
         "Mirror Move calling a move",
     ),
+    "mirror move calling counter": (
+        # a slow foe's Counter hitting back a Quick Attack, then, while the foe selects Seismic Toss,
+        # the faster Mirror Move calling Counter: it would hit back (the foe's side last used a
+        # counterable move and did not select Counter), but Mirror Move resets battle.lastDamage
+        # first, so the Counter it calls fails
+        [("pidgeot", ["mirrormove", "quickattack"])],
+        [("chansey", ["counter", "seismictoss", "softboiled"])],
+        [1, 0],
+        [0, 1],
+        "Counter called by Mirror Move or Metronome",
+    ),
+    "transform": (
+        # Transform copying a foe's species, types, stats, stages (after Swords Dance) and moves
+        # (5 PP each, used up, then Struggle), into a paralysed foe's modified Speed, into Fly's
+        # invulnerable user (Transform still reaches it), Ditto against Ditto (a transformed
+        # target), Mirror Move used while transformed (a PP back in the user's own slot), and
+        # switches that give the own moves and PP back
+        [("ditto", ["transform"]), ("mew", ["transform", "mirrormove", "swordsdance", "psychic"])],
+        [
+            ("pidgeot", ["swordsdance", "fly", "mirrormove", "quickattack"]),
+            ("ditto", ["transform"]),
+            ("jolteon", ["thunderwave", "agility", "thunderbolt"]),
+        ],
+        [0, 0, 0, 4, 0, 1, 0, 4],
+        [0, 1, 2, 4, 0, 5, 0, 1],
+        "Transform",
+    ),
+    "transformed mirror move": (
+        # Mew transformed into Pidgeot uses the copied Mirror Move, which calls Quick Attack: a
+        # transformed user gets one PP back in its own move of that slot (Transform's, here)
+        [("mew", ["transform", "psychic"])],
+        [("pidgeot", ["quickattack", "mirrormove"])],
+        [0, 0, 0, 1],
+        [0],
+        "Mirror Move calling a move",
+    ),
+    "metronome": (
+        # Metronome calling any of 163 moves (two-turn moves, locks, Mirror Move, Transform, ...)
+        # on both sides, against a foe that switches often (once out of a trapping lock that
+        # Metronome called, which runSwitch turns back into Metronome)
+        [("clefable", ["metronome"]), ("clefairy", ["metronome", "doubleslap"])],
+        [("snorlax", ["metronome", "rest"]), ("wigglytuff", ["metronome", "bodyslam"])],
+        [0, 0, 0, 4, 0],
+        [0, 4, 0, 0, 4, 1],
+        ("Metronome calling a move", l3_battles.METRONOME_TRAP_EVENT),
+    ),
+    "pp underflow": (
+        # Clamp (16 PP) used whenever it can be, against bulky foes that switch out whenever they
+        # can: each switch ends the lock and Clamp runs afresh, and a lock started with the last PP
+        # and lost that way runs Clamp at 0 PP (Gen 1: -1 here, in the custom game)
+        [("cloyster", ["clamp"])],
+        [("snorlax", ["rest", "amnesia"]), ("chansey", ["softboiled", "growl"]), ("slowbro", ["amnesia", "rest"])],
+        [0],
+        [4, 5],
+        l3_battles.PP_UNDERFLOW_EVENT,
+    ),
+    "pp underflow, standard format": (
+        # the same in gen1randombattle's rules, where Gen 1's 6-bit PP wraps -1 to 63
+        [("cloyster", ["clamp"])],
+        [("snorlax", ["rest", "amnesia"]), ("chansey", ["softboiled", "growl"]), ("slowbro", ["amnesia", "rest"])],
+        [0],
+        [4, 5],
+        l3_battles.PP_UNDERFLOW_EVENT,
+        l3_battles.RANDOM_FORMAT,
+    ),
+    "sleep clause": (
+        # gen1randombattle's Sleep Clause Mod: no second foe put to sleep while one sleeps, against
+        # a side that switches its sleepers out and uses Rest (which the clause does not count)
+        [("jynx", ["lovelykiss", "psychic"]), ("gengar", ["hypnosis", "nightshade"])],
+        [("snorlax", ["rest", "bodyslam"]), ("chansey", ["softboiled", "seismictoss"]), ("slowbro", ["rest", "surf"])],
+        [0, 0, 1, 0, 4],
+        [4, 5, 0, 1],
+        "Sleep Clause Mod stopping a sleep",
+        l3_battles.RANDOM_FORMAT,
+    ),
+    "freeze clause": (
+        # gen1randombattle's Freeze Clause Mod: no second freeze while a Pokemon of the side is
+        # frozen, against a side that keeps switching
+        [("lapras", ["blizzard", "icebeam"]), ("dewgong", ["blizzard", "icebeam"]), ("jynx", ["blizzard", "icebeam"])],
+        [
+            ("snorlax", ["bodyslam", "amnesia"]),
+            ("chansey", ["softboiled", "seismictoss"]),
+            ("slowbro", ["surf", "amnesia"]),
+        ],
+        [0, 1],
+        [4, 5],
+        "Freeze Clause Mod stopping a freeze",
+        l3_battles.RANDOM_FORMAT,
+    ),
+    "haze from a toxic user, standard format": (
+        # Haze turning its badly poisoned user's toxic into poison: a setStatus, whose SetStatus
+        # event shuffles the two clauses' handlers in gen1randombattle's rules
+        [("snorlax", ["haze", "bodyslam", "rest"])],
+        [("gengar", ["toxic", "nightshade", "hypnosis"])],
+        [1, 0, 0, 1],
+        [0, 1],
+        l3_battles.HAZE_TOXIC_EVENT,
+        l3_battles.RANDOM_FORMAT,
+    ),
     "struggle": (
         # one move with 8 PP, used whenever possible
         [("mewtwo", ["skyattack"])],
@@ -198,7 +300,7 @@ SCENARIOS = {
 @POKEJAX.covers("battle")
 @pytest.mark.parametrize("name", list(SCENARIOS))
 def test_scenario_equals_showdown(showdown, name):
-    p1, p2, p1_script, p2_script, event = SCENARIOS[name]
+    p1, p2, p1_script, p2_script, event, *format = SCENARIOS[name]
     counts: collections.Counter = collections.Counter()
     for i, seed_format in enumerate(SEEDS):
         index = 9000 + 10 * list(SCENARIOS).index(name) + i
@@ -213,6 +315,7 @@ def test_scenario_equals_showdown(showdown, name):
             max_decisions=150,
             counts=counts,
             preferred=[p1_script, p2_script],
+            format=format[0] if format else l3_battles.FORMAT,
         )
     for wanted in event if isinstance(event, tuple) else (event,):
         assert counts[wanted] > 0, f"the {name!r} scenario never produced {wanted!r}: {dict(counts)}"

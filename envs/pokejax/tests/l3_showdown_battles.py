@@ -1,5 +1,7 @@
-"""L3: 100 battles of the supported moves, Showdown against the JAX engine, equal after every
-decision (envs/pokejax/l3_battles.py says what is compared and how each battle is made)."""
+"""L3: 100 battles of random teams of the supported moves (gen1customgame) and 50 of Showdown's
+gen1randombattle (its own generated teams, Sleep and Freeze Clauses, bit truncation), Showdown
+against the JAX engine, equal after every decision (envs/pokejax/l3_battles.py says what is
+compared and how each battle is made)."""
 
 from __future__ import annotations
 
@@ -9,14 +11,21 @@ from envs.pokejax import l3_battles
 from envs.pokejax.jax import damage
 from envs.pokejax.tests.components import POKEJAX
 
-BATTLES = 100
 CHUNK = 25
+# (the player of l3_battles, how many battles from 0) per format
+FORMATS = {
+    l3_battles.FORMAT: (l3_battles.play, 100),
+    l3_battles.RANDOM_FORMAT: (l3_battles.play_random_battle, 50),
+}
 
 
 @POKEJAX.covers("battle")
-@pytest.mark.parametrize("first", range(0, BATTLES, CHUNK))
-def test_battles_equal_showdown(showdown, first):
-    outcomes = [l3_battles.play(showdown, i) for i in range(first, first + CHUNK)]
+@pytest.mark.parametrize(
+    "format,first", [(name, first) for name, (_, count) in FORMATS.items() for first in range(0, count, CHUNK)]
+)
+def test_battles_equal_showdown(showdown, format, first):
+    player, _ = FORMATS[format]
+    outcomes = [player(showdown, i) for i in range(first, first + CHUNK)]
     finished = [o for o in outcomes if o["winner"] in ("p1", "p2")]
     # the comparison only means something if battles are played to their end
     assert len(finished) >= CHUNK - 2, outcomes
