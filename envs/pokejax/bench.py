@@ -4,11 +4,14 @@
     ./pants run envs/pokejax:bench -- --quick      # batches 1 and 1024, shorter timings
     ./pants run envs/pokejax:bench -- --out FILE   # where the JSON goes (default bench-results/pokejax.json)
     ./pants run envs/pokejax:bench -- --ppo-updates 0   # no PPO rows
+    ./pants run envs/pokejax:bench -- --format gen1randombattle   # Showdown's random battles
 
 What is measured: random-action decisions per second (a decision is one side's choice; both sides
-play uniformly random legal choices) in the battles the engine covers today (jax/battle.py):
-teams of six random species knowing four random SUPPORTED_MOVES, as l3_battles.py makes them.
-The same teams are given to Showdown, so both sides of every ratio play the same game.
+play uniformly random legal choices) in one of two games (--format): gen1customgame, teams of six
+random species knowing four random moves of the 164, as l3_battles.py makes them (the same teams
+are given to Showdown), or gen1randombattle, Showdown's random-battle teams and rules (Showdown
+gets 50 team pairs from its own generator, made before the timing; PokeJAX generates a team pair
+in JAX for every battle it starts). Both sides of every ratio play the same game.
 
   Showdown in-process   the fastest honest way to run Showdown: one Node process plays whole
                         battles in a loop (showdown_driver.js play_random), no IPC per decision
@@ -46,6 +49,14 @@ import numpy as np
 from shared.benchmark import best_rate, format_rate
 from shared.benchmark import machine as shared_machine
 
+# (the envs' formats, repeated here so that --help needs no JAX import)
+CUSTOM_GAME, RANDOM_BATTLE = "gen1customgame", "gen1randombattle"
+BATTLE_FORMATS = (CUSTOM_GAME, RANDOM_BATTLE)
+GAMES = {
+    CUSTOM_GAME: "Gen 1 battles of random teams of the 164 moves (gen1customgame)",
+    RANDOM_BATTLE: "Gen 1 random battles (gen1randombattle: Showdown's teams and rules)",
+}
+
 
 def machine() -> dict:
     import jax
@@ -57,25 +68,34 @@ def _peak_rss_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
-def _team_pairs(count: int) -> list:
+def _team_pairs(count: int, battle_format: str, showdown) -> list:
+    """Team pairs for Showdown's side of the table: random teams of the supported moves (as
+    l3_battles makes them), or gen1randombattle teams from Showdown's own generator (made before
+    the timing, so Showdown's rows do not pay for team generation; PokeJAX's do)."""
+    from envs.pokejax.jax.env import RANDOM_BATTLE
     from envs.pokejax.l3_battles import supported_team
 
+    if battle_format == RANDOM_BATTLE:
+        return [
+            [showdown.generate_team(RANDOM_BATTLE, f"gen5,{2 * i + side:016x}") for side in range(2)]
+            for i in range(count)
+        ]
     rng = np.random.default_rng(12345)
     return [[supported_team(rng).showdown_sets(), supported_team(rng).showdown_sets()] for _ in range(count)]
 
 
-def showdown_in_process(seconds: float) -> dict:
+def showdown_in_process(seconds: float, battle_format: str) -> dict:
     """Decisions/s of Showdown's own loop over the same kind of battles (best of 3 windows of whole battles)."""
     from envs.pokejax.reference.showdown import Showdown
 
-    teams = _team_pairs(50)
     with Showdown(timeout_s=600) as showdown:
-        showdown.play_random("gen1customgame", 5, "gen5,0000000000000001", teams=teams)  # warm up V8
+        teams = _team_pairs(50, battle_format, showdown)
+        showdown.play_random(battle_format, 5, "gen5,0000000000000001", teams=teams)  # warm up V8
         best = None
         for window in range(3):
             battles, decisions, elapsed = 0, 0, 0.0
             while elapsed < seconds / 3:
-                result = showdown.play_random("gen1customgame", 10, f"gen5,{window:016x}", teams=teams)
+                result = showdown.play_random(battle_format, 10, f"gen5,{window:016x}", teams=teams)
                 battles += result["battles"]
                 decisions += result["decisions"]
                 elapsed += result["seconds"]
@@ -85,20 +105,20 @@ def showdown_in_process(seconds: float) -> dict:
     return {"decisions_per_s": best, "turns_per_battle": turns_per_battle}
 
 
-def showdown_via_python(seconds: float) -> float:
+def showdown_via_python(seconds: float, battle_format: str) -> float:
     """Decisions/s through the Python adapter: one choose() round trip per decision pair."""
     from envs.pokejax.reference.showdown import Showdown
     from envs.pokejax.showdown_io import choice_string, showdown_legal
 
-    teams = _team_pairs(20)
     rng = np.random.default_rng(0)
     with Showdown(timeout_s=600) as showdown:
-        showdown.play_random("gen1customgame", 2, "gen5,0000000000000001", teams=teams)  # load Showdown's data
+        teams = _team_pairs(20, battle_format, showdown)
+        showdown.play_random(battle_format, 2, "gen5,0000000000000001", teams=teams)  # load Showdown's data
         decisions, start, index = 0, time.perf_counter(), 0
         while time.perf_counter() - start < seconds:
             name = f"b{index}"
             pair = teams[index % len(teams)]
-            snap = showdown.start(name, "gen1customgame", f"gen5,{index:016x}", {"team": pair[0]}, {"team": pair[1]})
+            snap = showdown.start(name, battle_format, f"gen5,{index:016x}", {"team": pair[0]}, {"team": pair[1]})
             while not snap["ended"] and time.perf_counter() - start < seconds:
                 choices = []
                 for request in snap["requests"]:
@@ -111,7 +131,7 @@ def showdown_via_python(seconds: float) -> float:
         return decisions / (time.perf_counter() - start)
 
 
-def make_random_play(kind: str, batch: int, steps: int):
+def make_random_play(kind: str, batch: int, steps: int, battle_format: str):
     """A jitted function: `steps` battle steps of `batch` battles with random choices on both sides;
     returns (battles, decisions made). Each call first makes one new battle per env (new teams, new
     seed), and an env whose battle ends during the call restarts from it, as Brax's AutoResetWrapper
@@ -121,10 +141,10 @@ def make_random_play(kind: str, batch: int, steps: int):
     import jax.numpy as jnp
 
     from envs.pokejax.jax import battle as jb
-    from envs.pokejax.jax.env import PokeJaxEnv, random_legal_action
+    from envs.pokejax.jax.env import EnvParams, PokeJaxEnv, random_legal_action
 
     env = PokeJaxEnv(kind)
-    params = env.default_params
+    params = EnvParams(battle_format=battle_format)
     new_battles = jax.vmap(lambda key: env.reset(key, params)[1].battle)
 
     def one_step(carry, key):
@@ -158,18 +178,19 @@ def ppo_config(num_envs: int, num_steps: int, updates: int):
     )
 
 
-def pokejax_ppo_sps(kind: str, num_envs: int, updates: int) -> dict:
+def pokejax_ppo_sps(kind: str, num_envs: int, updates: int, battle_format: str) -> dict:
     """PPO end to end on the JAX env (make_train: rollout, GAE, 4 epochs x 4 minibatches, one jit):
     agent steps per second, compile excluded. The agent is p1 against the env's random opponent; an
     illegal action ends the episode as a loss (PPO has no action mask yet)."""
     import jax
 
-    from envs.pokejax.jax.env import PokeJaxEnv
+    from envs.pokejax.jax.env import EnvParams, PokeJaxEnv
     from shared.ppo import make_train
     from shared.ppo.jax_loop import JaxEnvSpec
 
     env = PokeJaxEnv(kind)
-    spec = JaxEnvSpec("pokejax", env.reset, env.step, env.default_params, env.observation_shape, env.num_actions)
+    params = EnvParams(battle_format=battle_format)
+    spec = JaxEnvSpec("pokejax", env.reset, env.step, params, env.observation_shape, env.num_actions)
     config = ppo_config(num_envs, max(4, (1 << 16) // num_envs), updates)
     key = jax.random.PRNGKey(0)
     started = time.perf_counter()
@@ -180,7 +201,7 @@ def pokejax_ppo_sps(kind: str, num_envs: int, updates: int) -> dict:
     return {"sps": config.batch_size * config.num_updates / (time.perf_counter() - started), "compile_s": compile_s}
 
 
-def showdown_ppo_sps(num_envs: int, updates: int) -> dict:
+def showdown_ppo_sps(num_envs: int, updates: int, battle_format: str) -> dict:
     """The same PPO on Showdown through the Gymnasium env (one Node process per env, a synchronous
     vector env, the policy and update jitted on the host): agent steps per second over the updates
     after the first (which compiles)."""
@@ -191,7 +212,11 @@ def showdown_ppo_sps(num_envs: int, updates: int) -> dict:
 
     config = ppo_config(num_envs, 128, updates + 1)
     vector_env = gymnasium.make_vec(
-        "envport/PokeShowdown-v0", num_envs=num_envs, vectorization_mode="sync", illegal_action="lose"
+        "envport/PokeShowdown-v0",
+        num_envs=num_envs,
+        vectorization_mode="sync",
+        illegal_action="lose",
+        battle_format=battle_format,
     )
     try:
         _, _, times = train_host(config, vector_env, show_progress=False)
@@ -200,11 +225,11 @@ def showdown_ppo_sps(num_envs: int, updates: int) -> dict:
     return {"sps": config.batch_size / float(np.mean(times.per_update[1:])), "compile_s": float(times.per_update[0])}
 
 
-def pokejax_random(kind: str, batch: int, seconds: float) -> dict:
+def pokejax_random(kind: str, batch: int, seconds: float, battle_format: str) -> dict:
     import jax
 
     steps = max(4, min(256, (1 << 16) // batch))
-    start_battles, play = make_random_play(kind, batch, steps)
+    start_battles, play = make_random_play(kind, batch, steps, battle_format)
     started = time.perf_counter()
     battles = start_battles(jax.random.split(jax.random.PRNGKey(0), batch))
     battles, decisions = play(battles, jax.random.PRNGKey(1))
@@ -250,27 +275,32 @@ def main(argv=None) -> int:
     parser.add_argument(
         "--out", default=os.path.join(os.environ.get("ENVPORT_BENCH_DIR", "bench-results"), "pokejax.json")
     )
+    parser.add_argument(
+        "--format",
+        choices=BATTLE_FORMATS,
+        default=CUSTOM_GAME,
+        help=f"{CUSTOM_GAME}: random teams of any of the 164 moves; {RANDOM_BATTLE}: Showdown's random battles",
+    )
     args = parser.parse_args(argv)
+    game = GAMES[args.format]
     batches = args.batches or ([1, 1024] if args.quick else [1, 1024, 16384, 65536])
     seconds = args.seconds or (1.5 if args.quick else 4.0)
 
     from rich.console import Console
 
     console = Console(width=None if sys.stdout.isatty() else 150)
-    console.print(
-        f"[bold]PokeJAX benchmark[/bold]: Gen 1 battles of the supported moves, random legal choices, batches {batches}"
-    )
+    console.print(f"[bold]PokeJAX benchmark[/bold]: {game}, random legal choices, batches {batches}")
     rows = []
     with console.status("Showdown in-process"):
-        in_process = showdown_in_process(seconds)
+        in_process = showdown_in_process(seconds, args.format)
     rows.append({"backend": "Showdown in-process (Node loop)", "batch": 1, **in_process, "rss_mb": None})
     with console.status("Showdown through the Python adapter"):
-        via_python = showdown_via_python(seconds)
+        via_python = showdown_via_python(seconds, args.format)
     rows.append({"backend": "Showdown via Python adapter", "batch": 1, "decisions_per_s": via_python})
     for kind in ("sodium", "gen5"):
         for batch in batches:
             with console.status(f"PokeJAX {kind} batch {batch}"):
-                result = pokejax_random(kind, batch, seconds)
+                result = pokejax_random(kind, batch, seconds, args.format)
             rows.append({"backend": f"PokeJAX ({kind} PRNG)", "batch": batch, **result, "rss_mb": _peak_rss_mb()})
             console.print(f"  PokeJAX {kind} batch {batch}: {format_rate(result['decisions_per_s'])} decisions/s")
     reference = in_process["decisions_per_s"]
@@ -279,18 +309,17 @@ def main(argv=None) -> int:
     ppo_rows = []
     if args.ppo_updates > 0:
         with console.status("PPO on Showdown (8 Gymnasium envs, host loop)"):
-            showdown_ppo = showdown_ppo_sps(8, args.ppo_updates)
+            showdown_ppo = showdown_ppo_sps(8, args.ppo_updates, args.format)
         ppo_rows.append({"backend": "PPO on Showdown (host loop)", "envs": 8, **showdown_ppo})
         with console.status(f"PPO on PokeJAX ({args.ppo_batch} envs, make_train)"):
-            jax_ppo = pokejax_ppo_sps("sodium", args.ppo_batch, args.ppo_updates)
+            jax_ppo = pokejax_ppo_sps("sodium", args.ppo_batch, args.ppo_updates, args.format)
         ppo_rows.append({"backend": "PPO on PokeJAX (sodium, make_train)", "envs": args.ppo_batch, **jax_ppo})
         for row in ppo_rows:
             row["ratio_vs_showdown_ppo"] = row["sps"] / showdown_ppo["sps"]
 
     console.print(
         _table(
-            f"PokeJAX vs Showdown, Gen 1 battles of the supported moves ({os.cpu_count()} CPUs, "
-            f"JAX {machine()['jax_backend']})",
+            f"PokeJAX vs Showdown, {game} ({os.cpu_count()} CPUs, " f"JAX {machine()['jax_backend']})",
             ("backend", "batch", "decisions/s", "x Showdown in-process", "JIT s", "peak RSS MB"),
             [
                 (
@@ -334,7 +363,8 @@ def main(argv=None) -> int:
         json.dumps(
             {
                 "benchmark": "pokejax",
-                "game": "gen1 battles of jax/battle.py's SUPPORTED_MOVES",
+                "game": game,
+                "format": args.format,
                 "seconds_per_measurement": seconds,
                 "machine": machine(),
                 "rows": rows,

@@ -4,7 +4,8 @@
     envport/PokeShowdown-v0   the same battles played by the pinned Pokemon Showdown (reference/)
 
 The agent is p1 of a Gen 1 battle against a uniformly random opponent (jax/env.py says which
-battles, the 9 actions, the reward and the observation). reset(seed=s) draws the teams,
+battles, the 9 actions, the reward and the observation); battle_format="gen1randombattle" plays
+Showdown's random-battle teams by its Standard ruleset instead of random teams of any moves. reset(seed=s) draws the teams,
 the Showdown seed and every later opponent choice from jax.random.PRNGKey(s); both backends draw
 them the same way, so the same seed and the same actions give the same trajectory on either (a
 test plays both side by side). reset() without a seed draws one from the env's np_random.
@@ -30,7 +31,7 @@ from gymnasium import spaces
 
 from .jax import battle as jb
 from .jax import prng
-from .jax.env import OBS_SIZE, EnvParams, PokeJaxEnv, encode_observation, random_legal_action
+from .jax.env import CUSTOM_GAME, OBS_SIZE, EnvParams, PokeJaxEnv, encode_observation, random_legal_action
 from .jax.tables import BOOST_KEYS, STATUSES, VOLATILES, gen1_tables
 from .showdown_io import choice_string, showdown_legal, showdown_sets
 
@@ -59,12 +60,18 @@ def _validate_action(action: Any) -> int:
 class _PokeEnvBase(gymnasium.Env):
     metadata = {"render_modes": []}
 
-    def __init__(self, kind: str = prng.SODIUM, max_decisions: int = 500, illegal_action: str = "raise"):
+    def __init__(
+        self,
+        kind: str = prng.SODIUM,
+        max_decisions: int = 500,
+        illegal_action: str = "raise",
+        battle_format: str = CUSTOM_GAME,
+    ):
         if illegal_action not in ILLEGAL_ACTION_MODES:
             raise ValueError(f"illegal_action must be one of {ILLEGAL_ACTION_MODES}, got {illegal_action!r}")
         self.kind = kind
         self.illegal_action = illegal_action
-        self.params = EnvParams(max_decisions=max_decisions)
+        self.params = EnvParams(max_decisions=max_decisions, battle_format=battle_format)
         self.jax_env, self._jit_reset, self._jit_step, self._jit_teams, self._jit_encode = _shared_env(kind)
         self.observation_space = spaces.Box(low=0.0, high=1.0, shape=(OBS_SIZE,), dtype=np.float32)
         self.action_space = spaces.Discrete(jb.NUM_ACTIONS)
@@ -204,7 +211,7 @@ class PokeShowdownGymEnv(_PokeEnvBase):
         self._battle = f"gym-{self._count}"
         snap = self._showdown.start(
             self._battle,
-            "gen1customgame",
+            self.params.battle_format,
             prng.format_seed(self.kind, seed_words),
             {"team": showdown_sets(species[0], level[0], moves[0], ivs[0], evs[0])},
             {"team": showdown_sets(species[1], level[1], moves[1], ivs[1], evs[1])},

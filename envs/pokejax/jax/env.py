@@ -5,9 +5,11 @@ uniformly random opponent.
     obs, state = env.reset(key, env.default_params)
     obs, state, reward, done, info = env.step(key, state, action, env.default_params)  # auto-resets
 
-Teams: both sides draw a team within battle.py's scope from the reset key: six distinct species,
-levels 50-100, random DVs and stat experience, four distinct SUPPORTED_MOVES each. The battle's
-Showdown seed is drawn from the key too: `teams(key)` gives the seed and both teams, and
+Teams (EnvParams.battle_format): in "gen1customgame" (the default) both sides draw a team from
+the reset key: six distinct species, levels 50-100, random DVs and stat experience, four distinct
+SUPPORTED_MOVES each, with no clauses; in "gen1randombattle" both draw Showdown's random-battle
+teams (jax/teams.py, from two team seeds drawn from the key) and play by its Standard ruleset.
+The battle's Showdown seed is drawn from the key too: `teams(key)` gives the seed and both teams, and
 info["opponent_actions"] the opponent's choices, so that any episode can be replayed on Showdown.
 
 Actions (9): 0-3 use move slot 1-4, 4-8 switch to slot 2-6 of Showdown's team order (see
@@ -47,7 +49,8 @@ from flax import struct
 
 from envs.pokejax.jax import battle as jb
 from envs.pokejax.jax import prng, stats
-from envs.pokejax.jax.tables import ALWAYS_HITS, BOOST_KEYS, NUM_SPECIES, STATUSES, VOLATILES, gen1_tables
+from envs.pokejax.jax import teams as jax_teams
+from envs.pokejax.jax.tables import ALWAYS_HITS, BOOST_KEYS, NUM_SPECIES, STAT_NAMES, STATUSES, VOLATILES, gen1_tables
 
 NUM_TYPES = 16
 MAX_TURN_FEATURE = 1000
@@ -66,10 +69,23 @@ OBS_SIZE = (
 )
 
 
+CUSTOM_GAME = "gen1customgame"
+RANDOM_BATTLE = "gen1randombattle"
+BATTLE_FORMATS = (CUSTOM_GAME, RANDOM_BATTLE)
+
+
 @struct.dataclass
 class EnvParams:
     max_decisions: int = 500
     level_range: tuple[int, int] = struct.field(pytree_node=False, default=(50, 100))
+    # CUSTOM_GAME: random teams of the supported moves (any species, levels in level_range), no
+    # clauses; RANDOM_BATTLE: Showdown's gen1randombattle teams (jax/teams.py) and its Standard
+    # ruleset (Sleep and Freeze Clause Mods, Showdown's bit truncation)
+    battle_format: str = struct.field(pytree_node=False, default=CUSTOM_GAME)
+
+    def __post_init__(self):
+        if self.battle_format not in BATTLE_FORMATS:
+            raise ValueError(f"battle_format must be one of {BATTLE_FORMATS}, got {self.battle_format!r}")
 
 
 @struct.dataclass
@@ -108,6 +124,16 @@ def random_team(key: jax.Array, move_pool: jax.Array, level_range: tuple[int, in
     return species, level, moves, ivs, evs
 
 
+def random_battle_teams(kind: str, p1_seed: jax.Array, p2_seed: jax.Array) -> list[tuple]:
+    """Both sides' gen1randombattle teams from two team seeds (PRNG states), as Showdown's
+    generator makes them for one battle (the second knows whether the first has Ditto); each
+    (species, level, moves, ivs, evs) with stats in STAT_NAMES order."""
+    first, _ = jax_teams.generate_team(kind, p1_seed, False)
+    second, _ = jax_teams.generate_team(kind, p2_seed, first.has_ditto)
+    columns = jnp.asarray([jax_teams.SET_STATS.index(name) for name in STAT_NAMES])
+    return [(t.species, t.level, t.moves, t.ivs[:, columns], t.evs[:, columns]) for t in (first, second)]
+
+
 def random_legal_action(key: jax.Array, mask: jax.Array) -> jax.Array:
     """A uniformly random legal action (0 when none is legal)."""
     return jax.random.categorical(key, jnp.where(mask, 0.0, -jnp.inf)).astype(jnp.int32)
@@ -135,17 +161,33 @@ class PokeJaxEnv:
         """(seed, species, level, moves, ivs, evs) of the battle that `reset(key)` starts, each
         with a leading side axis (seed aside): what Showdown needs to play the same battle."""
         seed_key, p1_key, p2_key = jax.random.split(key, 3)
-        teams = [random_team(k, self.move_pool, params.level_range) for k in (p1_key, p2_key)]
+        if params.battle_format == RANDOM_BATTLE:
+            teams = random_battle_teams(self.kind, self._seed(p1_key), self._seed(p2_key))
+        else:
+            teams = [random_team(k, self.move_pool, params.level_range) for k in (p1_key, p2_key)]
         species, level, moves, ivs, evs = (jnp.stack(parts).astype(jnp.int32) for parts in zip(*teams, strict=True))
-        # sodium: 16 random bytes, as Showdown generates its seeds (the other 16 are zero)
-        words = jax.random.bits(seed_key, (4,), jnp.uint32)
+        return self._seed(seed_key), species, level, moves, ivs, evs
+
+    def _seed(self, key: jax.Array) -> jax.Array:
+        """A Showdown PRNG seed: sodium's 16 random bytes, as Showdown generates its seeds (the
+        other 16 are zero), or gen5's 64 bits."""
+        words = jax.random.bits(key, (4,), jnp.uint32)
         used = 4 if self.kind == prng.SODIUM else 2
-        seed = jnp.zeros(prng.STATE_WORDS, jnp.uint32).at[:used].set(words[:used])
-        return seed, species, level, moves, ivs, evs
+        return jnp.zeros(prng.STATE_WORDS, jnp.uint32).at[:used].set(words[:used])
 
     def reset(self, key: jax.Array, params: EnvParams) -> tuple[jax.Array, EnvState]:
         seed, species, level, moves, ivs, evs = self.teams(key, params)
-        battle = jb.new_battle(self.kind, seed, species, level, moves, ivs, evs, self.tables)
+        battle = jb.new_battle(
+            self.kind,
+            seed,
+            species,
+            level,
+            moves,
+            ivs,
+            evs,
+            self.tables,
+            standard_format=params.battle_format == RANDOM_BATTLE,
+        )
         state = EnvState(battle=battle, decisions=jnp.int32(0), seed=seed)
         return self.observation(state), state
 

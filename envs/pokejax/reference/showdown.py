@@ -35,10 +35,11 @@ Commands (each a method below; `showdown_driver.js` implements them):
                                   damage and whether it has a damageCallback in the gen1 dex
   generate_team_prng(format, seed)  generate_team, and the generator's PRNG seed after it: (team, seed)
 
-A snapshot is {"turn", "ended", "winner", "requests": [p1, p2] (Showdown's request JSON or None),
-"log": the log lines since the last snapshot (timestamps dropped), "state": the internal state
-(PRNG seed; per side the Pokemon in Showdown's current order with HP, status and its counters,
-boosts, PP, volatiles, side conditions)}.
+A snapshot is {"format" (the format's id), "turn", "ended", "winner", "requests": [p1, p2]
+(Showdown's request JSON or None), "log": the log lines since the last snapshot (timestamps
+dropped), "state": the internal state (PRNG seed; per side the Pokemon in Showdown's current order
+with HP, status and its counters, stored and modified stats, boosts, moves and base moves with
+their PP, volatiles, transformed, lastMove, side conditions)}.
 
 Failures are exceptions, never garbage or a hang: ShowdownCommandError (Showdown refused the
 command, e.g. an illegal choice, with its message), ShowdownDied (the process exited: its exit

@@ -133,6 +133,7 @@ function tracePrng(prng, calls) {
 function snapshot(entry, options = {}) {
 	const battle = entry.battle;
 	const result = {
+		format: battle.format.id,
 		turn: battle.turn,
 		ended: battle.ended,
 		winner: battle.ended ? battle.winner || '' : null,

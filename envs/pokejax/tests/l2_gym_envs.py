@@ -13,7 +13,7 @@ from gymnasium.utils.env_checker import check_env
 import envs.pokejax  # noqa: F401  (registers the ids)
 from envs.pokejax.jax import battle as jb
 from envs.pokejax.jax import stats
-from envs.pokejax.jax.env import OBS_SIZE, PokeJaxEnv, encode_observation, random_legal_action
+from envs.pokejax.jax.env import OBS_SIZE, RANDOM_BATTLE, PokeJaxEnv, encode_observation, random_legal_action
 from envs.pokejax.jax.tables import BOOST_KEYS, STATUSES, VOLATILES, gen1_tables
 from envs.pokejax.tests.components import POKEJAX
 
@@ -61,8 +61,9 @@ def test_check_env(both, env_id):
 @POKEJAX.covers("battle")
 def test_every_move_status_stage_and_volatile_encodes_inside_the_observation_space(both):
     """The extremes check_env's few resets may never meet: each of the supported moves in p1's
-    slots (Explosion's 170 power, PP 0, full, and 63: a move used at 0 PP wraps to it), each
-    status, stages -6 and +6, every volatile."""
+    slots (Explosion's 170 power, PP 0, full, -1 and 63: a move used at 0 PP goes to -1 in the
+    custom game and wraps to 63 in the standard format), each status, stages -6 and +6, every
+    volatile."""
     env = both["envport/PokeJax-v0"].unwrapped
     t = gen1_tables()
     tables = env.jax_env.tables
@@ -83,7 +84,7 @@ def test_every_move_status_stage_and_volatile_encodes_inside_the_observation_spa
                 boosts=np.full((jb.NUM_SIDES, len(BOOST_KEYS)), stage),
                 volatiles=np.full((jb.NUM_SIDES, len(VOLATILES)), index % 2 == 0),
                 active_moves=slots,
-                active_pp=max_pp * (index % 2) if index % 3 else np.full_like(max_pp, 63),
+                active_pp=max_pp * (index % 2) if index % 3 else np.full_like(max_pp, 63 if index % 2 else -1),
                 legal_mask=np.ones(jb.NUM_ACTIONS, dtype=bool),
                 turn=1000 * index,
             )
@@ -99,6 +100,24 @@ def test_showdown_and_pokejax_give_the_same_episode(both, seed):
     showdown_episode = _episode(both["envport/PokeShowdown-v0"], seed, seed)
     assert len(jax_episode) > 5 and jax_episode[-1][2], "a whole battle, played to its end"
     assert _equal(jax_episode, showdown_episode)
+
+
+@POKEJAX.covers("battle")
+def test_random_battles_give_the_same_episode_on_both_backends():
+    """battle_format="gen1randombattle": Showdown's random-battle teams (generated in JAX) and its
+    Standard ruleset, on both backends."""
+    envs = [gymnasium.make(env_id, battle_format=RANDOM_BATTLE) for env_id in IDS]
+    try:
+        for seed in range(3):
+            jax_episode, showdown_episode = (_episode(env, seed, seed) for env in envs)
+            assert len(jax_episode) > 5 and jax_episode[-1][2], "a whole battle, played to its end"
+            assert _equal(jax_episode, showdown_episode)
+        # the format reached both: the engine's rules, and Showdown's
+        assert bool(envs[0].unwrapped._state.battle.standard_format)
+        assert envs[1].unwrapped._snap["format"] == RANDOM_BATTLE
+    finally:
+        for env in envs:
+            env.close()
 
 
 @POKEJAX.covers("battle")
