@@ -10,8 +10,8 @@ What is measured: random-action decisions per second (a decision is one side's c
 play uniformly random legal choices) in one of two games (--format): gen1customgame, teams of six
 random species knowing four random moves of the 164, as l3_battles.py makes them (the same teams
 are given to Showdown), or gen1randombattle, Showdown's random-battle teams and rules (Showdown
-gets 50 team pairs from its own generator, made before the timing; PokeJAX generates a team pair
-in JAX for every battle it starts). Both sides of every ratio play the same game.
+gets 50 team pairs from its own generator, PokeJAX draws from the env's bank of 4,096 pairs from
+its JAX generator; both made before the timing). Both sides of every ratio play the same game.
 
   Showdown in-process   the fastest honest way to run Showdown: one Node process plays whole
                         battles in a loop (showdown_driver.js play_random), no IPC per decision

@@ -7,8 +7,10 @@ uniformly random opponent.
 
 Teams (EnvParams.battle_format): in "gen1customgame" (the default) both sides draw a team from
 the reset key: six distinct species, levels 50-100, random DVs and stat experience, four distinct
-SUPPORTED_MOVES each, with no clauses; in "gen1randombattle" both draw Showdown's random-battle
-teams (jax/teams.py, from two team seeds drawn from the key) and play by its Standard ruleset.
+SUPPORTED_MOVES each, with no clauses; in "gen1randombattle" the key picks one of 4,096 pairs of
+Showdown's random-battle teams (made once per env by jax/teams.py from fixed team seeds: making
+teams at every auto-reset would cost 6-16 battle steps) and the battle follows its Standard
+ruleset.
 The battle's Showdown seed is drawn from the key too: `teams(key)` gives the seed and both teams, and
 info["opponent_actions"] the opponent's choices, so that any episode can be replayed on Showdown.
 
@@ -42,6 +44,8 @@ its HP and statuses, which Showdown would show a player only once revealed.
 """
 
 from __future__ import annotations
+
+import functools
 
 import jax
 import jax.numpy as jnp
@@ -124,6 +128,17 @@ def random_team(key: jax.Array, move_pool: jax.Array, level_range: tuple[int, in
     return species, level, moves, ivs, evs
 
 
+# gen1randombattle team pairs the env draws from (random_battle_bank): making a pair in JAX costs
+# as much as 6-16 battle steps (bench.py), too much for the auto-reset that runs at every step
+RANDOM_BATTLE_BANK = 4096
+
+
+def random_battle_team_seed(index: int, side: int) -> str:
+    """The Showdown team seed of side `side` of the bank's pair `index` (gen5 seeds, so that
+    Showdown's own generator can make the same teams)."""
+    return f"gen5,{(2 * index + side) * 0x9E3779B97F4A7C15 % 2**64:016x}"
+
+
 def random_battle_teams(kind: str, p1_seed: jax.Array, p2_seed: jax.Array) -> list[tuple]:
     """Both sides' gen1randombattle teams from two team seeds (PRNG states), as Showdown's
     generator makes them for one battle (the second knows whether the first has Ditto); each
@@ -150,6 +165,7 @@ class PokeJaxEnv:
         self.move_pool = jnp.asarray([t.move_index(m) for m in jb.SUPPORTED_MOVES], dtype=jnp.int32)
         self.num_actions = jb.NUM_ACTIONS
         self.observation_shape = (OBS_SIZE,)
+        self._random_battle_bank = None
 
     @property
     def default_params(self) -> EnvParams:
@@ -162,11 +178,31 @@ class PokeJaxEnv:
         with a leading side axis (seed aside): what Showdown needs to play the same battle."""
         seed_key, p1_key, p2_key = jax.random.split(key, 3)
         if params.battle_format == RANDOM_BATTLE:
-            teams = random_battle_teams(self.kind, self._seed(p1_key), self._seed(p2_key))
+            # a team pair of the bank (making one in every step's auto-reset would cost more than
+            # the battle step)
+            bank = self.random_battle_bank()
+            pick = jax.random.randint(p1_key, (), 0, RANDOM_BATTLE_BANK)
+            teams = [tuple(part[pick, side] for part in bank) for side in range(jb.NUM_SIDES)]
         else:
             teams = [random_team(k, self.move_pool, params.level_range) for k in (p1_key, p2_key)]
         species, level, moves, ivs, evs = (jnp.stack(parts).astype(jnp.int32) for parts in zip(*teams, strict=True))
         return self._seed(seed_key), species, level, moves, ivs, evs
+
+    def random_battle_bank(self) -> tuple:
+        """RANDOM_BATTLE_BANK gen1randombattle team pairs, made once per env (jax/teams.py, from
+        the team seeds random_battle_team_seed(i, side)): (species, level, moves, ivs, evs), each
+        [RANDOM_BATTLE_BANK, 2, ...]. Computed eagerly even when called inside a jit trace."""
+        if self._random_battle_bank is None:
+            with jax.ensure_compile_time_eval():
+                seeds = [
+                    jnp.stack([prng.parse_seed(random_battle_team_seed(i, side))[1] for i in range(RANDOM_BATTLE_BANK)])
+                    for side in range(jb.NUM_SIDES)
+                ]
+                pairs = jax.jit(jax.vmap(functools.partial(random_battle_teams, prng.GEN5)))(*seeds)
+                self._random_battle_bank = tuple(
+                    jnp.stack([pairs[0][part], pairs[1][part]], axis=1).astype(jnp.int32) for part in range(5)
+                )
+        return self._random_battle_bank
 
     def _seed(self, key: jax.Array) -> jax.Array:
         """A Showdown PRNG seed: sodium's 16 random bytes, as Showdown generates its seeds (the
