@@ -258,6 +258,7 @@ EVENTS = (
     ("Metronome calling a move", r"^\|move\|[^|]*\|[^|]*\|[^|]*\|\[from\][^|]*Metronome"),
     ("Transform", r"^\|-transform\|"),
     ("Counter called by Mirror Move or Metronome", r"^\|move\|[^|]*\|Counter\|[^|]*\|\[from\]"),
+    ("Metronome called by Mirror Move", r"^\|move\|[^|]*\|Metronome\|[^|]*\|\[from\][^|]*Mirror Move"),
     ("Sleep Clause Mod stopping a sleep", r"Sleep Clause Mod activated"),
     ("Freeze Clause Mod stopping a freeze", r"Freeze Clause activated"),
 )
@@ -448,9 +449,8 @@ def play_teams(
     a random legal one drawn from `rng`. `format`: Showdown's (gen1randombattle brings the Sleep
     and Freeze Clauses); `sides`: what Showdown is given for each side (default: the teams' sets)."""
     kind, rng_state = prng.parse_seed(seed)
-    tables = jb.Tables.load()
-    state = jb.new_battle(
-        kind,
+    tables = _tables()
+    state = _jitted_new_battle(kind)(
         jnp.asarray(rng_state),
         jnp.asarray(np.stack([t.species for t in teams]), dtype=jnp.int32),
         jnp.asarray(np.stack([t.level for t in teams]), dtype=jnp.int32),
@@ -458,7 +458,7 @@ def play_teams(
         jnp.asarray(np.stack([t.ivs for t in teams]), dtype=jnp.int32),
         jnp.asarray(np.stack([t.evs for t in teams]), dtype=jnp.int32),
         tables,
-        standard_format=format == RANDOM_FORMAT,
+        jnp.bool_(format == RANDOM_FORMAT),
     )
     name = f"l3-{battle_index}"
     if sides is None:
@@ -524,8 +524,22 @@ def play_teams(
 
 
 _STEPS: dict[str, Any] = {}
+_NEW_BATTLES: dict[str, Any] = {}
 _GENERATORS: dict[str, Any] = {}
 _legal_actions = jax.jit(jb.legal_actions)
+
+
+@functools.cache
+def _tables() -> jb.Tables:
+    return jb.Tables.load()
+
+
+def _jitted_new_battle(kind: str):
+    # (jitted once: run eagerly, new_battle's PRNG loops compiled anew for every battle, and a
+    # long run ran out of memory maps after some 2,000 battles)
+    if kind not in _NEW_BATTLES:
+        _NEW_BATTLES[kind] = jax.jit(functools.partial(jb.new_battle, kind))
+    return _NEW_BATTLES[kind]
 
 
 def _jitted_step(kind: str):

@@ -155,6 +155,10 @@ COUNTER = 68  # Counter's move number, checked by a test
 MIMIC = 102  # Mimic's move number, checked by a test
 MIRROR_MOVE = 119  # Mirror Move's move number, checked by a test
 METRONOME = 118  # Metronome's move number, checked by a test
+# calls resolved in one move: Metronome -> Mirror Move -> (the foe's last move) Metronome -> Mirror
+# Move; a fifth would need Metronome to pick Mirror Move twice (1 in 163^2) after the foe used
+# Metronome
+CALL_DEPTH = 4
 TRANSFORM = 144  # Transform's move number, checked by a test
 TRANSFORMED_PP = 5  # a transformed Pokemon's copied moves have min(5, base PP) PP
 PP_BITS = 63  # Gen 1 keeps PP in 6 bits
@@ -166,14 +170,13 @@ NOMOVE_USED = -1  # Showdown's "nomove" stand-in was used (it is Fissure's move 
 POISON_TYPE = 11  # tables.TYPES.index("Poison"), checked by a test
 FULL_PARALYSIS_CHANCE = 63  # out of 256, Showdown's gen1 par onBeforeMove
 # The most draws a step prefetches: the action-order tie (1), BeforeTurn and its Update (2), two
-# moves with up to 9 each (confusion's and paralysis's checks, Metronome's pick, accuracy, the
-# crit and the roll, a secondary's chance, the length of the confusion it starts, the Update
-# after it; a 2-5 hit
-# count, Psywave's damage, Rest's and sleep's lengths, a trapping lock's length, Bide's length and
-# Mimic's pick replace some of these and never add to them). Replacements on both sides make at
-# most 5. The draws after the actions (the Residual's shuffles, the residual's Update, endTurn's
+# moves with up to 10 each (confusion's and paralysis's checks, two Metronome picks, accuracy, the
+# crit and the roll, a secondary's chance, the length of the confusion it starts or the standard
+# format's SetStatus shuffle, the Update after it; a 2-5 hit count, Psywave's damage, Rest's and
+# sleep's lengths, a trapping lock's length, Bide's length, Mimic's pick and Disable's pick
+# replace some of these and never add to them). Replacements on both sides make at most 5. The draws after the actions (the Residual's shuffles, the residual's Update, endTurn's
 # DisableMove shuffles) are not prefetched: no value of theirs is read (prng.skip, prng.settle).
-STEP_DRAWS = 21
+STEP_DRAWS = 23
 START_DRAWS = 4
 # stat columns of `stats` (tables.STAT_NAMES)
 HP, ATK, DEF, SPC, SPE = range(5)
@@ -368,7 +371,9 @@ class BattleState:
     request: jax.Array  # int32[2], REQUEST_*
     winner: jax.Array  # int32, NO_WINNER until the battle ends
     ended: jax.Array  # bool
-    prng_overflow: jax.Array  # bool: a step wanted more draws than it prefetched (never, if correct)
+    # bool: a step wanted more draws than it prefetched, or a call chain deeper than CALL_DEPTH
+    # (never, if correct: the step is then not exact)
+    prng_overflow: jax.Array
 
 
 def _tie_draw(draws: prng.Draws, tie: jax.Array) -> tuple[prng.Draws, jax.Array]:
@@ -681,21 +686,30 @@ def _move_action(
     bide_releases = bide_ends & (bide_total > 0)
     keeps_bide = state.volatiles[side, BIDE] & ~bide_ends & ~fully_paralysed & ~hurts_itself
     acts = acts & ~bide_attempt
-    # Metronome (target itself, no accuracy draw): its onHit samples one of the 163 moves with the
-    # metronome flag (one draw), makes it the side's lastSelectedMove and lastEnemySelectedMove and
-    # uses it at once, as Mirror Move does below (Metronome's own useMove runs no AfterMove)
-    metronomes = acts & (selected == METRONOME)
-    draws, metronome_pick = prng.take_below(draws, tables.metronome_moves.shape[0], metronomes)
-    called = jnp.where(metronomes, tables.metronome_moves[metronome_pick], selected)
-    # Mirror Move (target itself, no draw; selected, or called by Metronome): its onHit takes the
-    # foe's active Pokemon's lastMove, unless there is none or it is Mirror Move, makes it the
-    # side's lastSelectedMove and lastEnemySelectedMove, and uses it at once (useMove: no
-    # BeforeMove, no PP of its own; its AfterMove and AfterMoveSelf stand for Mirror Move's).
-    # From here on `move` is the move used.
-    mirrors = acts & (called == MIRROR_MOVE)
+    # Metronome and Mirror Move call another move (targets themselves, no accuracy draw). Metronome's
+    # onHit samples one of the 163 moves with the metronome flag (one draw); Mirror Move's takes the
+    # foe's active Pokemon's lastMove, unless there is none or it is Mirror Move (then it fails).
+    # Either makes the move the side's lastSelectedMove and lastEnemySelectedMove and uses it at
+    # once (useMove: no BeforeMove, no PP of its own; only the innermost move's AfterMove and
+    # AfterMoveSelf run). A called move may call again (Metronome -> Mirror Move -> the foe's
+    # Metronome -> ...): CALL_DEPTH calls are resolved, deeper chains flag the step as inexact.
+    # From here on `move` is the move used, `caller` the last move that called (0: none).
+    calls_another = acts & ((selected == METRONOME) | (selected == MIRROR_MOVE))
     mirrored = state.used_move[foe]
-    mirror_works = mirrors & (mirrored > 0) & (mirrored != MIRROR_MOVE)
-    move = jnp.where(mirror_works, mirrored, called)
+    mirror_works = (mirrored > 0) & (mirrored != MIRROR_MOVE)
+    move, caller, calls = selected, jnp.int32(0), jnp.int32(0)
+    calling = acts
+    for _ in range(CALL_DEPTH):
+        metronome_calls = calling & (move == METRONOME)
+        draws, metronome_pick = prng.take_below(draws, tables.metronome_moves.shape[0], metronome_calls)
+        mirror_calls = calling & (move == MIRROR_MOVE) & mirror_works
+        calling = metronome_calls | mirror_calls
+        caller = jnp.where(calling, move, caller)
+        calls = calls + calling
+        move = jnp.where(
+            metronome_calls, tables.metronome_moves[metronome_pick], jnp.where(mirror_calls, mirrored, move)
+        )
+    unresolved_call = calling & ((move == METRONOME) | ((move == MIRROR_MOVE) & mirror_works))
     nomove = move == 0
     move_type = jnp.where(nomove, dmg.TYPELESS, tables.move_type[move])
     category = jnp.where(nomove, dmg.SPECIAL, tables.move_category[move])
@@ -716,10 +730,10 @@ def _move_action(
     raging = state.volatiles[side, RAGE]
     was_locked = state.volatiles[side, LOCKED_MOVE] | raging | holds_trap_lock
     spends_pp = acts & (selected != STRUGGLE) & ~was_locked
-    # moveUsed: the Pokemon's lastMove (Mirror Move's, then the move it calls); not on a charging
-    # turn; "nomove" is Fissure's object
+    # moveUsed: the Pokemon's lastMove (each calling move's, then the move called); not on a
+    # charging turn; "nomove" is Fissure's object
     used_move = jnp.where(moving & helpless_status, 0, state.used_move[side])
-    used_move = jnp.where(mirrors, MIRROR_MOVE, jnp.where(metronomes, METRONOME, used_move))
+    used_move = jnp.where(caller > 0, caller, used_move)
     used_move = jnp.where(acts & ~charges, jnp.where(nomove, FISSURE, move), used_move)
     acts = acts & ~charges
     # runImmunity comes before the accuracy check and draws nothing; status moves skip it unless
@@ -809,7 +823,7 @@ def _move_action(
     counterable = counterable & (tables.move_power[jnp.maximum(foe_used, 0)] > 0)
     # (Metronome and Mirror Move reset battle.lastDamage before the move they call: a Counter they
     # call always fails)
-    damage_seen = jnp.where(mirrors | metronomes, 0, state.last_damage)
+    damage_seen = jnp.where(calls_another, 0, state.last_damage)
     counter_fails = counter & ~(counterable & (state.enemy_selected[foe] != COUNTER) & (damage_seen > 0))
     damaging_hit = damaging_hit & ~counter_fails
     # partial trapping: Bind and Wrap do 0 to a Ghost (they ignore immunity, so they still hit and
@@ -906,9 +920,9 @@ def _move_action(
     # battle.lastDamage: 0 when the move starts (unless it is one of KEEP_LAST_DAMAGE) and on a miss;
     # then the last hit's damage to the Pokemon (capped by its HP), or the full damage to a
     # substitute; a drain's heal; the damage of a confusion self-hit or a crash (uncapped)
-    # (Mirror Move resets it itself before the move it calls)
+    # (Metronome and Mirror Move reset it themselves before the move they call)
     last_damage = jnp.where(
-        (acts & ~tables.move_keeps_last_damage[move]) | mirrors | metronomes | missed, 0, state.last_damage
+        (acts & ~tables.move_keeps_last_damage[move]) | calls_another | missed, 0, state.last_damage
     )
     hits_done = jnp.minimum(hits, (state.hp[foe, 0] + amount - 1) // jnp.maximum(amount, 1))
     last_hit = jnp.minimum(amount, state.hp[foe, 0] - amount * (hits_done - 1))
@@ -1096,10 +1110,8 @@ def _move_action(
             )
         ),
         used_move=state.used_move.at[side].set(used_move),
-        last_move=state.last_move.at[side].set(jnp.where(metronomes | mirror_works, move, state.last_move[side])),
-        enemy_selected=state.enemy_selected.at[side].set(
-            jnp.where(metronomes | mirror_works, move, state.enemy_selected[side])
-        ),
+        last_move=state.last_move.at[side].set(jnp.where(calls > 0, move, state.last_move[side])),
+        enemy_selected=state.enemy_selected.at[side].set(jnp.where(calls > 0, move, state.enemy_selected[side])),
     )
     # Hyper Beam's recharge starts when it hits, and ends at once (AfterMove) if the target fell;
     # flinch and sleep take it away from a target
@@ -1221,10 +1233,11 @@ def _move_action(
     state = _select(hit & (effect == TRANSFORM_EFFECT), _transform(state, side, tables), state)
     # useMove for a move Metronome or Mirror Move calls: a transformed user gets one PP back (mod
     # 64) in its own move of the selected slot, if it has one there (Showdown's gen1 useMove)
-    refunds = (metronomes.astype(jnp.int32) + mirror_works) * (was_transformed & (state.base_moves[side, slot] > 0))
+    refunds = calls * (was_transformed & (state.base_moves[side, slot] > 0))
     state = state.replace(base_pp=state.base_pp.at[side, slot].set((state.base_pp[side, slot] + refunds) & PP_BITS))
     user_fainted = run & (state.hp[side, 0] == 0)
     target_fainted = damaging_hit & (target_hp == 0)
+    state = state.replace(prng_overflow=state.prng_overflow | unresolved_call)
     return state, draws, jnp.where(jnp.arange(NUM_SIDES) == side, user_fainted, target_fainted)
 
 

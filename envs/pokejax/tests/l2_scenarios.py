@@ -198,6 +198,16 @@ SCENARIOS = {
         [0, 1],
         "Counter called by Mirror Move or Metronome",
     ),
+    "mirror move calling metronome": (
+        # a slow Mirror Move user against a Metronome user: when Metronome calls a two-turn move,
+        # its user's lastMove stays Metronome for the charging turn, so Mirror Move calls
+        # Metronome, which calls a move of its own (a chain of calls, found by L3 battle 7463)
+        [("snorlax", ["mirrormove"])],
+        [("clefable", ["metronome"])],
+        [0],
+        [0],
+        "Metronome called by Mirror Move",
+    ),
     "transform": (
         # Transform copying a foe's species, types, stats, stages (after Swords Dance) and moves
         # (5 PP each, used up, then Struggle), into a paralysed foe's modified Speed, into Fly's
