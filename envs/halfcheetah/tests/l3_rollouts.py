@@ -199,9 +199,13 @@ def _growth_rate(curve):
 _FREE_RUNNING: dict = {}
 
 
-@pytest.mark.xfail(strict=True, raises=AssertionError, reason=(
-    "measured: ours leaves MuJoCo's trajectory earlier than MJX in 42 episodes, later in 13 (p=6e-5): the same "
-    "growth rate from a ~2x larger per-step rounding error (ours 1e-14 median); MJX's operation order is C's"))
+# Not strict: the outcome depends on the CPU the VM lands on. Measured: ours leaves MuJoCo's
+# trajectory earlier than MJX in 42 episodes, later in 13 (p=6e-5), and on 2026-11-30's VM (AMD EPYC,
+# faster) in 30, later in 15, tied 55 (p=0.018, so the assertion held and a strict xfail broke CI).
+@pytest.mark.xfail(strict=False, raises=AssertionError, reason=(
+    "measured: ours leaves MuJoCo's trajectory earlier than MJX more often than later (42 vs 13 episodes, "
+    "p=6e-5; 30 vs 15, p=0.018 on another CPU): the same growth rate from a ~2x larger per-step rounding "
+    "error (ours 1e-14 median); MJX's operation order is C's"))
 def test_l3b_free_running_leaves_mujoco_no_earlier_than_mjx():
     if not _FREE_RUNNING:
         raise RuntimeError("run with test_l3b_free_running_divergence_no_faster_than_mjx (same module) first")
