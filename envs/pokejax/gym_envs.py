@@ -47,6 +47,18 @@ def _shared_env(kind: str) -> tuple[PokeJaxEnv, Any, Any, Any, Any]:
     return env, jax.jit(env.reset), jax.jit(env.step), jax.jit(env.teams), jax.jit(encode_observation)
 
 
+@jax.jit
+def _split_step_key(key: jax.Array) -> tuple[jax.Array, jax.Array, jax.Array]:
+    """(the env's next key, the turn key, the switch key): what _next_key and the JAX env's step
+    split a decision's key into, in one jitted call (eager splits were a third of a Showdown step)."""
+    key, step_key = jax.random.split(key)
+    turn_key, switch_key, _ = jax.random.split(step_key, 3)
+    return key, turn_key, switch_key
+
+
+_jit_random_legal_action = jax.jit(random_legal_action)
+
+
 def _validate_action(action: Any) -> int:
     array = np.asarray(action)
     if array.shape not in ((), (1,)) or not np.issubdtype(array.dtype, np.integer):
@@ -221,16 +233,17 @@ class PokeShowdownGymEnv(_PokeEnvBase):
     def step(self, action: Any):
         value, legal = self._check(action)
         # the same keys the JAX env splits its step key into, for the same opponent choices
-        turn_key, switch_key, _ = jax.random.split(self._next_key(), 3)
+        assert self._key is not None
+        self._key, turn_key, switch_key = _split_step_key(self._key)
         if not legal:
             return self._lose_for_illegal()
         opponent = showdown_legal(self._snap["requests"][1])
         opponent_choice = ""
         if opponent.any():
-            opponent_choice = choice_string(int(random_legal_action(turn_key, jnp.asarray(opponent))))
+            opponent_choice = choice_string(int(_jit_random_legal_action(turn_key, opponent)))
         snap = self._showdown.choose(self._battle, choice_string(value), opponent_choice)
         if not snap["ended"] and showdown_legal(snap["requests"][0]).sum() == 0:
-            replacement = int(random_legal_action(switch_key, jnp.asarray(showdown_legal(snap["requests"][1]))))
+            replacement = int(_jit_random_legal_action(switch_key, showdown_legal(snap["requests"][1])))
             snap = self._showdown.choose(self._battle, "", choice_string(replacement))
         won = snap["ended"] and snap["winner"] == "p1"
         lost = snap["ended"] and snap["winner"] == "p2"

@@ -33,6 +33,9 @@ class PPOConfig:
     seed: int = 0
     # continuous actions: a diagonal Gaussian over num_actions dimensions instead of a categorical
     continuous: bool = False
+    # [start, stop) of the observation holding a legal-action mask (1 legal, 0 illegal): the policy
+    # then never samples an illegal action (discrete actions only; stop - start = num_actions)
+    action_mask: tuple[int, int] | None = None
 
     @property
     def batch_size(self) -> int:
@@ -50,6 +53,12 @@ class PPOConfig:
         if self.batch_size % self.num_minibatches:
             raise ValueError(f"num_envs * num_steps ({self.batch_size}) must divide into "
                              f"{self.num_minibatches} minibatches")
+        if self.action_mask is not None:
+            if self.continuous:
+                raise ValueError("action_mask is for discrete actions; continuous=True has none")
+            start, stop = self.action_mask
+            if not 0 <= start < stop:
+                raise ValueError(f"action_mask must be a slice [start, stop) with 0 <= start < stop, got {self.action_mask}")
 
 
 class Transition(NamedTuple):
@@ -66,10 +75,16 @@ def make_network(config: PPOConfig, num_actions: int) -> ActorCritic | GaussianA
     if config.continuous:
         return GaussianActorCritic(action_dim=num_actions, hidden=hidden_sizes(config.network),
                                    activation=config.activation)
-    return ActorCritic(num_actions=num_actions, hidden=hidden_sizes(config.network), activation=config.activation)
+    if config.action_mask is not None and config.action_mask[1] - config.action_mask[0] != num_actions:
+        raise ValueError(f"action_mask {config.action_mask} covers {config.action_mask[1] - config.action_mask[0]} "
+                         f"observation entries but the env has {num_actions} actions")
+    return ActorCritic(num_actions=num_actions, hidden=hidden_sizes(config.network), activation=config.activation,
+                       mask_slice=None if config.action_mask is None else tuple(config.action_mask))
 
 
 def make_train_state(config: PPOConfig, network: ActorCritic, key: jax.Array, observation_shape) -> TrainState:
+    if config.action_mask is not None and config.action_mask[1] > observation_shape[-1]:
+        raise ValueError(f"action_mask {config.action_mask} reaches past the observation (size {observation_shape[-1]})")
     params = network.init(key, jnp.zeros(observation_shape, jnp.float32))
 
     def schedule(count):

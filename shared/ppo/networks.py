@@ -39,15 +39,34 @@ def _mlp(observation: jax.Array, hidden: Sequence[int], activation: str) -> jax.
     return x
 
 
+# The logit of an action the observation's mask rules out: its probability underflows to exactly 0
+# (so does its term of the entropy), and unlike -inf it keeps softmax finite when nothing is legal.
+MASKED_LOGIT = -1e9
+
+
+def apply_action_mask(logits: jax.Array, observation: jax.Array, mask_slice: tuple[int, int] | None) -> jax.Array:
+    """Logits with the actions that observation[..., start:stop] marks 0 (illegal) pushed to
+    MASKED_LOGIT; unchanged when mask_slice is None."""
+    if mask_slice is None:
+        return logits
+    start, stop = mask_slice
+    legal = observation[..., start:stop] > 0.5
+    return jnp.where(legal, logits, MASKED_LOGIT)
+
+
 class ActorCritic(nn.Module):
     num_actions: int
     hidden: Sequence[int] = PRESETS["small"]
     activation: str = "tanh"
+    # [start, stop) of the observation that holds the legal-action mask (1 legal, 0 illegal), for
+    # envs that put one there (PokeJAX); illegal actions then get probability 0
+    mask_slice: tuple[int, int] | None = None
 
     @nn.compact
     def __call__(self, observation: jax.Array) -> tuple[jax.Array, jax.Array]:
         x = _mlp(observation, self.hidden, self.activation)
         logits = nn.Dense(self.num_actions, kernel_init=orthogonal(0.01), bias_init=constant(0.0))(x)
+        logits = apply_action_mask(logits, observation, self.mask_slice)
         critic = _mlp(observation, self.hidden, self.activation)  # before the value head: same layer names as ever
         value = nn.Dense(1, kernel_init=orthogonal(1.0), bias_init=constant(0.0))(critic)
         return logits, jnp.squeeze(value, axis=-1)

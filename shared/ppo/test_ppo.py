@@ -158,3 +158,81 @@ def test_continuous_ppo_learns_a_target_action():
     network = make_network(config, 2)
     mean = np.asarray(network.apply(out["train_state"].params, jnp.zeros(2))[0][:2])
     assert np.all(np.abs(mean - 0.5) < 0.15), mean
+
+
+def test_an_action_mask_in_the_observation_gives_illegal_actions_probability_zero():
+    from shared.ppo.networks import sample_action
+
+    config = PPOConfig(action_mask=(1, 4))
+    network = make_network(config, 3)
+    params = network.init(jax.random.PRNGKey(0), jnp.zeros(5))
+    # observation: [feature, mask of 3 actions, feature]; action 1 illegal in the first, 0 and 2 in the second
+    obs = jnp.asarray([[0.3, 1.0, 0.0, 1.0, 0.7], [0.3, 0.0, 1.0, 0.0, 0.7]])
+    logits, _ = network.apply(params, obs)
+    probabilities = np.asarray(jax.nn.softmax(logits))
+    assert probabilities[0, 1] == 0.0 and probabilities[1, 0] == 0.0 and probabilities[1, 2] == 0.0
+    assert probabilities[1, 1] == pytest.approx(1.0)
+    assert float(entropy(logits)[1]) == pytest.approx(0.0, abs=1e-6)  # one legal action: no entropy
+    actions = np.asarray(jax.vmap(lambda k: sample_action(k, logits)[0])(jax.random.split(jax.random.PRNGKey(1), 500)))
+    assert set(actions[:, 0].tolist()) == {0, 2} and set(actions[:, 1].tolist()) == {1}
+    # the unmasked network gives the same weights every action probability
+    unmasked = make_network(PPOConfig(), 3).apply(params, obs)[0]
+    assert np.all(np.asarray(jax.nn.softmax(unmasked)) > 0.0)
+
+
+def test_an_action_mask_that_does_not_fit_is_refused():
+    with pytest.raises(ValueError, match="covers 2 observation entries but the env has 3 actions"):
+        make_network(PPOConfig(action_mask=(0, 2)), 3)
+    with pytest.raises(ValueError, match="discrete"):
+        PPOConfig(action_mask=(0, 2), continuous=True)
+    with pytest.raises(ValueError, match="reaches past the observation"):
+        train_host(PPOConfig(action_mask=(1, 3), num_envs=2, num_steps=2, num_minibatches=1), _TwoStateVector(2),
+                   show_progress=False)
+
+
+class _TwoStateVector:
+    """A Gymnasium-like vector env of one-step episodes whose observation is only its action mask:
+    [1, 0] (only action 0 legal) or [0, 1], alternating; the illegal action would pay 10, the legal
+    one pays 1."""
+
+    def __init__(self, n):
+        import gymnasium
+
+        self.num_envs = n
+        self.single_observation_space = gymnasium.spaces.Box(0, 1, (2,), np.float32)
+        self.single_action_space = gymnasium.spaces.Discrete(2)
+        self._flip = 0
+
+    def _obs(self):
+        obs = np.zeros((self.num_envs, 2), np.float32)
+        obs[np.arange(self.num_envs), (np.arange(self.num_envs) + self._flip) % 2] = 1.0
+        return obs
+
+    def reset(self, *, seed=None, options=None):
+        self._flip = 0
+        return self._obs(), {}
+
+    def step(self, actions):
+        legal = self._obs()[np.arange(self.num_envs), np.asarray(actions)] > 0.5
+        assert legal.all(), "the masked policy chose an illegal action"
+        self._flip ^= 1
+        ones = np.ones(self.num_envs, bool)
+        return self._obs(), np.ones(self.num_envs, np.float32), ones, ~ones, {}
+
+
+def test_both_loops_never_choose_a_masked_action():
+    config = PPOConfig(total_timesteps=8 * 8 * 4, num_envs=8, num_steps=8, num_minibatches=2, action_mask=(0, 2))
+    _, metrics, _ = train_host(config, _TwoStateVector(8), show_progress=False)  # the env asserts legality
+    assert np.all(metrics["episode_return"] == 1.0)
+
+    def reset(key, params):
+        return jnp.asarray([1.0, 0.0]), jnp.int32(0)
+
+    def step(key, state, action, params):
+        legal = jnp.where(state == 0, action == 0, action == 1)
+        next_state = 1 - state
+        obs = jnp.where(next_state == 0, jnp.asarray([1.0, 0.0]), jnp.asarray([0.0, 1.0]))
+        return obs, next_state, jnp.where(legal, 1.0, -10.0), jnp.bool_(True), {}
+
+    out = jax.jit(make_train(config, JaxEnvSpec("masked", reset, step, None, (2,), 2)))(jax.random.PRNGKey(0))
+    assert np.all(np.asarray(out["metrics"]["episode_return"]) == 1.0)

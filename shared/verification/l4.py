@@ -12,6 +12,11 @@ policy on both backends, and test equivalence of mean returns with two one-sided
 
 The verdict is "equivalent" only if every test rejects non-equivalence at alpha. Results are written
 as JSON and markdown, with a PNG of both backends' training curves.
+
+compare_training=False leaves the training tests out, for envs whose reference is too slow to train
+with the translation's budget (PokeJAX: Showdown trains with a small one): comparing policies trained
+with different budgets says nothing about the backends, so the verdict is then on transfer alone,
+and the report says why.
 """
 
 from __future__ import annotations
@@ -19,6 +24,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
+import textwrap
 import warnings
 from pathlib import Path
 from typing import Any, Callable, Optional, Sequence
@@ -84,6 +90,8 @@ class TransferReport:
     returns: dict[str, dict[str, list[float]]]  # returns[train][eval] = one mean return per seed
     tests: list[TostResult]
     curves: dict[str, list[dict]]
+    # why the training tests were left out (run_policy_transfer's compare_training=False), or ""
+    training_not_compared: str = ""
 
     @property
     def equivalent(self) -> bool:
@@ -95,6 +103,7 @@ class TransferReport:
             "backends": self.backends, "returns": self.returns,
             "tests": [dataclasses.asdict(t) for t in self.tests],
             "verdict": "equivalent" if self.equivalent else "not shown equivalent",
+            "training_not_compared": self.training_not_compared,
             "curves": self.curves,
         }
 
@@ -115,6 +124,8 @@ class TransferReport:
             note = f" ({t.note})" if t.note else ""
             lines.append(f"| {t.comparison} | {t.first} vs {t.second} | {t.mean_difference:+.3f} | "
                          f"{t.p_value:.2e} | {verdict}{note} |")
+        if self.training_not_compared:
+            lines += ["", f"Training equivalence not tested: {self.training_not_compared}."]
         lines += ["", f"**Verdict: {'equivalent' if self.equivalent else 'not shown equivalent'}** "
                       f"(every test must reject |difference| >= {self.delta} at alpha {self.alpha})."]
         return "\n".join(lines)
@@ -134,9 +145,13 @@ class TransferReport:
 
 def run_policy_transfer(backends: Sequence[L4Backend], *, env: str, delta: float, seeds: Sequence[int] = range(10),
                         alpha: float = 0.05, eval_seed: int = 10_000, out_dir: Optional[str | Path] = None,
-                        log: Callable[[str], None] = print) -> TransferReport:
+                        log: Callable[[str], None] = print, compare_training: bool = True,
+                        training_not_compared: str = "") -> TransferReport:
+    """compare_training=False needs training_not_compared: the reason, which the report prints."""
     if len(backends) != 2:
         raise ValueError("L4 compares exactly two backends")
+    if not compare_training and not training_not_compared:
+        raise ValueError("compare_training=False needs training_not_compared: the reason the report will give")
     seeds = [int(s) for s in seeds]
     names = [b.name for b in backends]
     policies: dict[str, list] = {}
@@ -157,7 +172,7 @@ def run_policy_transfer(backends: Sequence[L4Backend], *, env: str, delta: float
             returns[train.name][evaluate.name] = [
                 float(evaluate.evaluate(policy, eval_seed + seed)) for seed, policy in zip(seeds, policies[train.name], strict=True)]
     tests = []
-    for evaluate in names:
+    for evaluate in names if compare_training else ():
         tests.append(tost(returns[names[0]][evaluate], returns[names[1]][evaluate], delta, alpha,
                           f"training, evaluated on {evaluate}", (f"trained on {names[0]}", f"trained on {names[1]}")))
     for train in names:
@@ -165,7 +180,8 @@ def run_policy_transfer(backends: Sequence[L4Backend], *, env: str, delta: float
                           f"transfer, trained on {train}", (f"evaluated on {names[0]}", f"evaluated on {names[1]}"),
                           paired=True))
     report = TransferReport(env=env, delta=delta, alpha=alpha, seeds=seeds, backends=names, returns=returns,
-                            tests=tests, curves=curves)
+                            tests=tests, curves=curves,
+                            training_not_compared="" if compare_training else training_not_compared)
     if out_dir is not None:
         report.save(out_dir)
     return report
@@ -180,6 +196,11 @@ def plot_curves(env: str, curves: dict, path: str | Path) -> None:
     import matplotlib.pyplot as plt
 
     figure, axis = plt.subplots(figsize=(7, 4))
+    longest = [max(max(run["steps"], default=1) for run in runs) for runs in curves.values()]
+    if max(longest) >= 10 * min(longest):
+        # budgets that differ tenfold or more (a slow reference trained briefly): a linear axis
+        # would squash the shorter run against zero
+        axis.set_xscale("log")
     for backend, runs in curves.items():
         steps = np.asarray(runs[0]["steps"], dtype=np.float64)
         returns = np.asarray([run["returns"] for run in runs], dtype=np.float64)
@@ -192,7 +213,7 @@ def plot_curves(env: str, curves: dict, path: str | Path) -> None:
         axis.fill_between(steps[known], (mean - std)[known], (mean + std)[known], alpha=0.2)
     axis.set_xlabel("environment steps")
     axis.set_ylabel("mean episode return")
-    axis.set_title(f"{env}: PPO training curves (mean ± std over seeds)")
+    axis.set_title("\n".join(textwrap.wrap(f"{env}: PPO training curves (mean ± std over seeds)", 60)))
     axis.legend()
     figure.tight_layout()
     figure.savefig(path, dpi=120)

@@ -5,7 +5,7 @@ import json
 import numpy as np
 import pytest
 
-from shared.verification.l4 import L4Backend, TrainOutcome, run_policy_transfer, tost
+from shared.verification.l4 import L4Backend, TrainOutcome, plot_curves, run_policy_transfer, tost
 
 
 def test_tost_accepts_equal_means_and_rejects_a_shift():
@@ -67,3 +67,32 @@ def test_a_real_difference_is_not_called_equivalent(skill_offset, eval_bias, fai
                                  env="synthetic", delta=1.0, log=lambda _: None)
     assert not report.equivalent
     assert any(t.comparison.startswith(failing) and not t.equivalent for t in report.tests)
+
+
+def test_training_can_be_left_out_of_the_verdict_with_a_reason(tmp_path):
+    # B trains far better policies (a bigger budget, say) but scores each policy as A does
+    backends = [synthetic_backend("A", 0.0, 0.0), synthetic_backend("B", 3.0, 0.0)]
+    with pytest.raises(ValueError, match="the reason"):
+        run_policy_transfer(backends, env="synthetic", delta=1.0, log=lambda _: None, compare_training=False)
+    report = run_policy_transfer(backends, env="synthetic", delta=1.0, log=lambda _: None, out_dir=tmp_path,
+                                 compare_training=False, training_not_compared="B trained 100x longer")
+    assert report.equivalent and [t.comparison.split(",")[0] for t in report.tests] == ["transfer", "transfer"]
+    assert "Training equivalence not tested: B trained 100x longer." in (tmp_path / "l4.md").read_text()
+    assert json.loads((tmp_path / "l4.json").read_text())["training_not_compared"] == "B trained 100x longer"
+    # a transfer difference still fails it
+    biased = [synthetic_backend("A", 0.0, 0.0), synthetic_backend("B", 3.0, 2.0)]
+    assert not run_policy_transfer(biased, env="synthetic", delta=1.0, log=lambda _: None, compare_training=False,
+                                   training_not_compared="budgets").equivalent
+
+
+def test_curves_of_budgets_tenfold_apart_get_a_log_axis(tmp_path, monkeypatch):
+    import matplotlib.axes
+
+    scales = []
+    monkeypatch.setattr(matplotlib.axes.Axes, "set_xscale", lambda self, value, **kw: scales.append(value))
+    short = {"seed": 0, "steps": [100, 200], "returns": [0.0, 0.5]}
+    long_ = {"seed": 0, "steps": [1000, 2000], "returns": [0.0, 0.9]}
+    plot_curves("a long env name " * 8, {"A": [long_], "B": [short]}, tmp_path / "log.png")
+    assert scales == ["log"]
+    plot_curves("env", {"A": [long_], "B": [long_]}, tmp_path / "linear.png")
+    assert scales == ["log"] and (tmp_path / "linear.png").read_bytes()[:4] == b"\x89PNG"
