@@ -181,7 +181,8 @@ def ppo_config(num_envs: int, num_steps: int, updates: int):
 def pokejax_ppo_sps(kind: str, num_envs: int, updates: int, battle_format: str) -> dict:
     """PPO end to end on the JAX env (make_train: rollout, GAE, 4 epochs x 4 minibatches, one jit):
     agent steps per second, compile excluded. The agent is p1 against the env's random opponent; an
-    illegal action ends the episode as a loss (PPO has no action mask yet)."""
+    illegal action ends the episode as a loss (no action mask here, nor in the Showdown row; L4's
+    masked PPO adds one select over the 9 logits)."""
     import jax
 
     from envs.pokejax.jax.env import EnvParams, PokeJaxEnv
