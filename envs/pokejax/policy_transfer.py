@@ -147,9 +147,13 @@ def jax_battle_outcomes(settings: L4Settings, policy_params, battle_seeds) -> Ba
     return BattleOutcomes(np.asarray(won), np.asarray(decisions))
 
 
-def showdown_battle_outcomes(settings: L4Settings, policy_params, battle_seeds) -> BattleOutcomes:
-    """The same battles on Showdown through envport/PokeShowdown-v0, one after the other. The env
-    refuses an illegal action (ValueError), so a policy that chose one could not pass unseen."""
+def showdown_battle_outcomes(settings: L4Settings, policy_params, battle_seeds,
+                             show_progress: bool = False) -> BattleOutcomes:
+    """The same battles on Showdown through envport/PokeShowdown-v0, one after the other (about
+    500 decisions a second here: a progress bar with show_progress). The env refuses an illegal
+    action (ValueError), so a policy that chose one could not pass unseen."""
+    from rich.progress import track
+
     from .gym_envs import PokeShowdownGymEnv
 
     greedy = _greedy(settings)
@@ -157,7 +161,7 @@ def showdown_battle_outcomes(settings: L4Settings, policy_params, battle_seeds) 
                              battle_format=settings.battle_format)
     won, decisions = [], []
     try:
-        for battle_seed in battle_seeds:
+        for battle_seed in track(battle_seeds, "battles on Showdown", disable=not show_progress, transient=True):
             obs, _ = env.reset(seed=int(battle_seed))
             for decision in range(1, settings.max_decisions + 1):
                 obs, reward, terminated, truncated, _ = env.step(int(greedy(policy_params, obs)))
@@ -174,8 +178,9 @@ def win_rate_on_jax(settings: L4Settings, policy_params, seed: int) -> float:
     return float(jax_battle_outcomes(settings, policy_params, eval_battle_seeds(settings, seed)).won.mean())
 
 
-def win_rate_on_showdown(settings: L4Settings, policy_params, seed: int) -> float:
-    return float(showdown_battle_outcomes(settings, policy_params, eval_battle_seeds(settings, seed)).won.mean())
+def win_rate_on_showdown(settings: L4Settings, policy_params, seed: int, show_progress: bool = False) -> float:
+    battles = showdown_battle_outcomes(settings, policy_params, eval_battle_seeds(settings, seed), show_progress)
+    return float(battles.won.mean())
 
 
 def random_policy_win_rate(settings: L4Settings, battles: int, first_seed: int = 2_000_000_000) -> float:
@@ -233,7 +238,8 @@ def showdown_backend(settings: L4Settings = L4Settings(), show_progress: bool = 
         steps, returns = _curve(config, metrics["episode_return"])
         return TrainOutcome(train_state.params, steps, returns)
 
-    return L4Backend("Showdown", train, lambda params, seed: win_rate_on_showdown(settings, params, seed))
+    return L4Backend("Showdown", train,
+                     lambda params, seed: win_rate_on_showdown(settings, params, seed, show_progress))
 
 
 TRAINING_NOT_COMPARED = "Showdown trains with a small budget ({showdown:,} decisions per seed, PokeJAX {jax:,})"

@@ -1,7 +1,7 @@
 """L4 (slow): PPO with the legal-action mask trained against a random opponent on PokeJAX (1M
 decisions per seed) and, with a small budget, on Showdown (16K), 10 seeds each; every policy's
 greedy win rate over the same 500 gen1randombattles on both backends; paired TOST with Delta =
-l4_delta (0.02). About 45 minutes on 2 cores: ./pants --tag=slow test envs/pokejax/tests:l4.
+l4_delta (0.02). About 50 minutes on 2 cores: ./pants --tag=slow test envs/pokejax/tests:l4.
 Results go to $ENVPORT_L4_OUT or the envport cache (l4/pokejax/), and are printed."""
 
 import os
