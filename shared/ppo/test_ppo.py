@@ -192,8 +192,8 @@ def test_an_action_mask_that_does_not_fit_is_refused():
 
 class _TwoStateVector:
     """A Gymnasium-like vector env of one-step episodes whose observation is only its action mask:
-    [1, 0] (only action 0 legal) or [0, 1], alternating; the illegal action would pay 10, the legal
-    one pays 1."""
+    [1, 0] (only action 0 legal) or [0, 1], alternating per step and per env; a legal action pays
+    1, an illegal one fails the test on the spot."""
 
     def __init__(self, n):
         import gymnasium
