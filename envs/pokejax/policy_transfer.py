@@ -263,10 +263,7 @@ def l4_delta() -> float:
     import tomllib
 
     here = Path(__file__).resolve().parent
-    toml = here / "translation.toml"
-    if not toml.exists():
-        toml = here / "translation.draft.toml"
-    return float(tomllib.loads(toml.read_text())["equivalence"]["l4_delta"])
+    return float(tomllib.loads((here / "translation.toml").read_text())["equivalence"]["l4_delta"])
 
 
 def main(argv=None) -> int:
