@@ -46,3 +46,15 @@ def format_rate(value) -> str:
     if value >= 1e3:
         return f"{value / 1e3:,.1f}K"
     return f"{value:,.0f}"
+
+
+def rich_table(title: str, columns: tuple[str, ...], cells: list[tuple[str, ...]]):
+    """A rich Table with right-aligned columns: the benches' printed tables."""
+    from rich.table import Table
+
+    table = Table(title=title)
+    for column in columns:
+        table.add_column(column, justify="right")
+    for row in cells:
+        table.add_row(*row)
+    return table

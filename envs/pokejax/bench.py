@@ -48,6 +48,7 @@ import numpy as np
 
 from shared.benchmark import best_rate, format_rate
 from shared.benchmark import machine as shared_machine
+from shared.benchmark import rich_table as _table
 
 # (the envs' formats, repeated here so that --help needs no JAX import)
 CUSTOM_GAME, RANDOM_BATTLE = "gen1customgame", "gen1randombattle"
@@ -183,23 +184,15 @@ def pokejax_ppo_sps(kind: str, num_envs: int, updates: int, battle_format: str) 
     agent steps per second, compile excluded. The agent is p1 against the env's random opponent; an
     illegal action ends the episode as a loss (no action mask here, nor in the Showdown row; L4's
     masked PPO adds one select over the 9 logits)."""
-    import jax
 
     from envs.pokejax.jax.env import EnvParams, PokeJaxEnv
-    from shared.ppo import make_train
-    from shared.ppo.jax_loop import JaxEnvSpec
+    from shared.ppo.jax_loop import JaxEnvSpec, measure_sps
 
     env = PokeJaxEnv(kind)
     params = EnvParams(battle_format=battle_format)
     spec = JaxEnvSpec("pokejax", env.reset, env.step, params, env.observation_shape, env.num_actions)
     config = ppo_config(num_envs, max(4, (1 << 16) // num_envs), updates)
-    key = jax.random.PRNGKey(0)
-    started = time.perf_counter()
-    compiled = jax.jit(make_train(config, spec)).lower(key).compile()
-    compile_s = time.perf_counter() - started
-    started = time.perf_counter()
-    jax.block_until_ready(compiled(key))
-    return {"sps": config.batch_size * config.num_updates / (time.perf_counter() - started), "compile_s": compile_s}
+    return measure_sps(config, spec)
 
 
 def showdown_ppo_sps(num_envs: int, updates: int, battle_format: str) -> dict:
@@ -253,17 +246,6 @@ def pokejax_random(kind: str, batch: int, seconds: float, battle_format: str) ->
         "steps_per_call": steps,
         "overflow": bool(np.asarray(state["battles"].prng_overflow).any()),
     }
-
-
-def _table(title: str, columns: tuple[str, ...], cells: list[tuple[str, ...]]):
-    from rich.table import Table
-
-    table = Table(title=title)
-    for column in columns:
-        table.add_column(column, justify="right")
-    for row in cells:
-        table.add_row(*row)
-    return table
 
 
 def main(argv=None) -> int:

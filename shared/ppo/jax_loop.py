@@ -92,3 +92,17 @@ def train_with_progress(config: PPOConfig, env: JaxEnvSpec, show: bool = True):
         train = jax.jit(make_train(config, env, progress=lambda i, r: bar.advance(config.batch_size, r)))
         out = jax.block_until_ready(train(jax.random.PRNGKey(config.seed)))
     return out["train_state"], jax.tree.map(np.asarray, out["metrics"])
+
+
+def measure_sps(config: PPOConfig, env: JaxEnvSpec, key: Optional[jax.Array] = None) -> dict:
+    """make_train compiled ahead, then run once: agent steps per second (compile excluded) and the
+    compile seconds; what every env bench reports for its JAX PPO row."""
+    import time
+
+    key = jax.random.PRNGKey(0) if key is None else key
+    started = time.perf_counter()
+    compiled = jax.jit(make_train(config, env)).lower(key).compile()
+    compile_s = time.perf_counter() - started
+    started = time.perf_counter()
+    jax.block_until_ready(compiled(key))
+    return {"sps": config.batch_size * config.num_updates / (time.perf_counter() - started), "compile_s": compile_s}

@@ -1,0 +1,124 @@
+"""Gymnasium env of a TCG Pocket battle on the Python reference engine:
+
+    envport/TcgPocketReference-v0
+
+The agent is player 0 against an opponent that picks uniformly among its legal actions. One step is
+one decision of the agent (setup placements, main-phase actions, promotions); the opponent's
+decisions in between are played inside step(). Reward: +1 for a win, -1 for a loss, 0 for a draw
+(R-5.5, R-5.7), given when the episode ends. The observation is reference/observation.py's vector
+from the agent's view; its last 79 values are the legal-action mask (also in info["action_mask"]).
+
+Decks: `decks=("fire", "water")` names two fixed decks (reference/decks.py), "random" draws a random
+legal deck for each player per episode (from the episode seed). reset(seed=s) fixes the decks, the
+game's random stream (seed s) and the opponent's choices (its own stream, seed s + OPPONENT_SALT):
+the same seed and actions give the same trajectory. Bad input raises ValueError: an action that is
+not an integer in [0, 79), or an illegal one (the message gives the rule) unless the env is made
+with illegal_action="lose", which ends the episode as a loss.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Optional, Union
+
+import gymnasium
+import numpy as np
+from gymnasium import spaces
+
+from envs.tcgjax.reference import actions as A
+from envs.tcgjax.reference import engine as E
+from envs.tcgjax.reference.config import RuleConfig
+from envs.tcgjax.reference.decks import FIXED_DECKS, fixed_deck, random_deck
+from envs.tcgjax.reference.observation import OBS_SIZE, observe
+from envs.tcgjax.reference.rng import Stream
+from envs.tcgjax.reference.state import DRAW
+
+OPPONENT_SALT = 0x0DDBA11
+AGENT = 0
+ILLEGAL_ACTION_MODES = ("raise", "lose")
+
+
+def episode_decks(decks: Union[str, tuple[str, str]], seed: int) -> tuple[E.Deck, E.Deck]:
+    if decks == "random":
+        return random_deck(2 * seed), random_deck(2 * seed + 1)
+    if not (isinstance(decks, tuple) and len(decks) == 2):
+        raise ValueError(f"decks is 'random' or a pair of fixed deck names from {sorted(FIXED_DECKS)}, got {decks!r}")
+    return fixed_deck(decks[0]), fixed_deck(decks[1])
+
+
+def opponent_choice(stream: Stream, mask: list[bool]) -> int:
+    """Uniform among the legal actions: below(number legal), legal actions in index order."""
+    legal = [a for a, ok in enumerate(mask) if ok]
+    return legal[stream.below(len(legal))]
+
+
+def validate_action(action: Any) -> int:
+    array = np.asarray(action)
+    if array.shape not in ((), (1,)) or not np.issubdtype(array.dtype, np.integer):
+        raise ValueError(f"an action is one integer in [0, {A.NUM_ACTIONS}), got {action!r}")
+    value = int(array.reshape(()))
+    if not 0 <= value < A.NUM_ACTIONS:
+        raise ValueError(f"action {value} is out of range [0, {A.NUM_ACTIONS}) (see envs/tcgjax/reference/actions.py)")
+    return value
+
+
+class TcgReferenceEnv(gymnasium.Env):
+    metadata = {"render_modes": []}
+
+    def __init__(self, decks: Union[str, tuple[str, str]] = ("fire", "water"), illegal_action: str = "raise",
+                 config: RuleConfig = RuleConfig(), max_decisions: int = 2000):
+        if illegal_action not in ILLEGAL_ACTION_MODES:
+            raise ValueError(f"illegal_action must be one of {ILLEGAL_ACTION_MODES}, got {illegal_action!r}")
+        episode_decks(decks, 0)  # fail now on a bad deck name
+        self.decks, self.illegal_action, self.config, self.max_decisions = decks, illegal_action, config, max_decisions
+        self.observation_space = spaces.Box(0.0, 1.0, shape=(OBS_SIZE,), dtype=np.float32)
+        self.action_space = spaces.Discrete(A.NUM_ACTIONS)
+        self.game: Optional[E.Game] = None
+        self._opponent: Optional[Stream] = None
+        self._decisions = 0
+
+    def reset(self, *, seed: Optional[int] = None, options: Optional[dict] = None):
+        super().reset(seed=seed)
+        if seed is None:
+            seed = int(self.np_random.integers(2**31))
+        deck0, deck1 = episode_decks(self.decks, seed)
+        self.game = E.new_game(deck0, deck1, seed, self.config)
+        self._opponent = Stream(seed + OPPONENT_SALT)
+        self._decisions = 0
+        self._play_opponent()
+        return observe(self.game, AGENT), self._info()
+
+    def _play_opponent(self) -> None:
+        game = self.game
+        while game.winner == E.ONGOING and game.decision_player != AGENT:
+            E.step(game, opponent_choice(self._opponent, E.action_mask(game)))
+
+    def _info(self) -> dict:
+        game = self.game
+        return {"action_mask": np.asarray(E.action_mask(game), dtype=bool) if game.winner == E.ONGOING
+                else np.zeros(A.NUM_ACTIONS, dtype=bool), "turn": game.turn, "winner": game.winner,
+                "points": (game.players[0].points, game.players[1].points)}
+
+    def _reward(self) -> float:
+        winner = self.game.winner
+        return 0.0 if winner in (E.ONGOING, DRAW) else (1.0 if winner == AGENT else -1.0)
+
+    def step(self, action):
+        if self.game is None or self.game.winner != E.ONGOING:
+            raise RuntimeError("the episode has ended: call reset() before step()")
+        value = validate_action(action)
+        reason = E.why_illegal(self.game, value)
+        if reason is not None:
+            if self.illegal_action == "raise":
+                raise ValueError(f"action {value} ({A.decode(value)}) is illegal: {reason}; legal actions: "
+                                 f"{E.legal_actions(self.game)}")
+            self.game.winner, self.game.phase = 1 - AGENT, "over"
+            return observe(self.game, AGENT), -1.0, True, False, {**self._info(), "illegal_action": True}
+        E.step(self.game, value)
+        self._play_opponent()
+        self._decisions += 1
+        terminated = self.game.winner != E.ONGOING
+        truncated = not terminated and self._decisions >= self.max_decisions
+        return observe(self.game, AGENT), self._reward(), terminated, truncated, self._info()
+
+
+gymnasium.register("envport/TcgPocketReference-v0", entry_point=TcgReferenceEnv)

@@ -1,0 +1,188 @@
+"""TCGJax as a gymnax-style environment: the agent is player 0 of a TCG Pocket battle against an
+opponent that picks uniformly among its legal actions (gym_envs.py's reference env, in JAX).
+
+    env = TcgJaxEnv()
+    params = env.default_params                 # a deck bank: the fixed decks, or random legal decks
+    obs, state = env.reset(key, params)
+    obs, state, reward, done, info = env.step(key, state, action, params)    # auto-resets
+
+reset draws two deck indices of the bank and a 64-bit game seed from the key; the opponent's
+stream is seeded with game seed + OPPONENT_SALT, as in the reference env, so an episode can be
+replayed there (info["seed"] gives the seed halves, info["decks"] the bank indices).
+One step is one agent decision; the opponent's decisions in between run inside step (a while loop
+that shares one compiled engine step with the agent's action). An illegal action ends the episode
+as a loss (reward -1), as Pgx does; the legal mask is the observation's last 79 values and
+info["action_mask"]. Reward +1 win, -1 loss, 0 draw; an episode is cut at max_decisions."""
+
+from __future__ import annotations
+
+import functools
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from flax import struct
+
+from envs.tcgjax.gym_envs import OPPONENT_SALT
+from envs.tcgjax.jax import engine as J
+from envs.tcgjax.jax.observation import observe
+from envs.tcgjax.jax.state import OVER, GameState
+from envs.tcgjax.jax.tables import card_tables
+from envs.tcgjax.reference import actions as A
+from envs.tcgjax.reference.decks import FIXED_DECKS, fixed_deck, random_deck
+from envs.tcgjax.reference.engine import TYPE_INDEX
+from envs.tcgjax.reference.observation import OBS_SIZE
+from envs.tcgjax.reference.rng import seed_keys as reference_seed_keys
+
+AGENT = 0
+U32 = jnp.uint32
+
+
+@struct.dataclass
+class EnvParams:
+    deck_cards: jnp.ndarray  # int32[K, 20]
+    deck_types: jnp.ndarray  # int32[K, 3]
+    deck_n_types: jnp.ndarray  # int32[K]
+    max_decisions: int = struct.field(pytree_node=False, default=2000)
+
+
+@struct.dataclass
+class EnvState:
+    game: GameState
+    opponent_keys: jnp.ndarray  # uint32[2]
+    opponent_counter: jnp.ndarray  # uint32
+    seed: jnp.ndarray  # uint32[2]: the game seed's low and high halves
+    decks: jnp.ndarray  # int32[2]: bank indices
+    decisions: jnp.ndarray
+
+
+def deck_bank(decks) -> EnvParams:
+    """EnvParams over a list of reference Decks."""
+    cards = np.array([d.cards for d in decks], np.int32)
+    types = np.zeros((len(decks), 3), np.int32)
+    for i, d in enumerate(decks):
+        types[i, : len(d.energy_types)] = [TYPE_INDEX[t] for t in d.energy_types]
+    n_types = np.array([len(d.energy_types) for d in decks], np.int32)
+    return EnvParams(jnp.asarray(cards), jnp.asarray(types), jnp.asarray(n_types))
+
+
+def fixed_bank() -> EnvParams:
+    return deck_bank([fixed_deck(name) for name in sorted(FIXED_DECKS)])
+
+
+def random_bank(size: int = 256, seed: int = 0) -> EnvParams:
+    return deck_bank([random_deck(seed * 100_003 + i) for i in range(size)])
+
+
+def _opponent_keys(seed_low, seed_high):
+    """reference Stream(seed + OPPONENT_SALT)'s keys, with the 64-bit addition done on two halves."""
+    from envs.tcgjax.jax.rng import seed_keys
+
+    low = seed_low + U32(OPPONENT_SALT)
+    high = seed_high + (low < seed_low).astype(U32)
+    return jnp.stack(seed_keys(low, high))
+
+
+def opponent_choice(keys, counter, mask):
+    """gym_envs.opponent_choice: below(number legal), the legal actions in index order."""
+    count = jnp.sum(mask)
+    pick, counter = J.Stream.below(keys, counter, count)
+    return jnp.argmax(jnp.cumsum(mask) > pick).astype(jnp.int32), counter
+
+
+class TcgJaxEnv:
+    def __init__(self, bank: str = "fixed"):
+        if bank not in ("fixed", "random"):
+            raise ValueError(f"bank is 'fixed' or 'random', got {bank!r}")
+        self.bank = bank
+        self.tables = {k: jnp.asarray(v) for k, v in card_tables().items()}
+        self.num_actions = A.NUM_ACTIONS
+        self.observation_size = OBS_SIZE
+
+    @functools.cached_property
+    def default_params(self) -> EnvParams:
+        return fixed_bank() if self.bank == "fixed" else random_bank()
+
+    def start(self, decks_index, seed_low, seed_high, params: EnvParams) -> tuple[jnp.ndarray, EnvState]:
+        """A new episode from bank indices and a seed (what reset draws from its key)."""
+        state, _, _ = self._advance(self._new_state(decks_index, seed_low, seed_high, params), jnp.int32(-1))
+        return observe(self.tables, state.game, AGENT), state
+
+    def reset(self, key, params: EnvParams) -> tuple[jnp.ndarray, EnvState]:
+        state, _, _ = self._advance(self._fresh(key, params), jnp.int32(-1))
+        return observe(self.tables, state.game, AGENT), state
+
+    def _advance(self, state: EnvState, action, fresh=None, max_decisions: int = 0):
+        """The agent's action (none when action < 0), then the opponent's until the agent decides. When
+        the game ends and `fresh` (a new episode's EnvState, not yet advanced) is given, the loop
+        switches to it and plays its opponent's opening decisions too: one loop, so that the engine
+        step is compiled once whether or not the episode auto-resets. Returns (state, ended, winner)."""
+        tables = self.tables
+        can_reset = fresh is not None
+        fresh = state if fresh is None else fresh
+
+        def finished(state):
+            """The game is over, or (after the agent's action) cut at max_decisions."""
+            return (state.game.phase == OVER) | (can_reset & (state.decisions >= max_decisions))
+
+        def cond(carry):
+            state, first, ended, _ = carry
+            game = state.game
+            done = finished(state)
+            return first | (~done & (J.decision_player(game) != AGENT)) | (done & can_reset & ~ended)
+
+        def body(carry):
+            state, first, ended, winner = carry
+            game = state.game
+            switch = ~first & finished(state) & can_reset & ~ended
+            mask = J.legal_mask(tables, game)
+            theirs, counter = opponent_choice(state.opponent_keys, state.opponent_counter, mask)
+            agent_moves = first & (action >= 0)
+            opponent_moves = ~first & ~finished(state)  # cond() held: the opponent decides
+            chosen = jnp.where(agent_moves, action, theirs)
+            stepped = state.replace(
+                game=jax.lax.cond(agent_moves | opponent_moves, lambda g: J.step(tables, g, chosen), lambda g: g, game),
+                opponent_counter=jnp.where(opponent_moves, counter, state.opponent_counter))
+            winner = jnp.where(switch, game.winner, winner)
+            state = jax.tree_util.tree_map(lambda f, s: jnp.where(switch, f, s), fresh, stepped)
+            return state, jnp.bool_(False), ended | switch, winner
+
+        state, _, ended, winner = jax.lax.while_loop(cond, body, (state, jnp.bool_(True), jnp.bool_(False), jnp.int32(-1)))
+        return state, ended, winner
+
+    def _fresh(self, key, params: EnvParams) -> EnvState:
+        deck_key, seed_key = jax.random.split(key)
+        decks_index = jax.random.randint(deck_key, (2,), 0, params.deck_cards.shape[0])
+        bits = jax.random.bits(seed_key, (2,), jnp.uint32)
+        return self._new_state(decks_index, bits[0], bits[1], params)
+
+    def _new_state(self, decks_index, seed_low, seed_high, params: EnvParams) -> EnvState:
+        game = J.new_game(self.tables, params.deck_cards[decks_index], params.deck_types[decks_index],
+                          params.deck_n_types[decks_index], seed_low, seed_high)
+        return EnvState(game, _opponent_keys(seed_low, seed_high), U32(0), jnp.stack([seed_low, seed_high]),
+                        decks_index.astype(jnp.int32), jnp.int32(0))
+
+    def step(self, key, state: EnvState, action, params: EnvParams):
+        action = jnp.asarray(action, jnp.int32)
+        mask = J.legal_mask(self.tables, state.game)
+        legal = mask[jnp.clip(action, 0, A.NUM_ACTIONS - 1)] & (action >= 0) & (action < A.NUM_ACTIONS)
+        # an illegal action ends the game at once (a loss): mark it over, and the loop auto-resets
+        state = state.replace(decisions=state.decisions + 1, game=state.game.replace(
+            phase=jnp.where(legal, state.game.phase, OVER), winner=jnp.where(legal, state.game.winner, 1 - AGENT)))
+        next_state, ended, winner = self._advance(state, jnp.where(legal, action, -1), self._fresh(key, params),
+                                                  params.max_decisions)
+        # a cut episode ends with the winner still ONGOING: reward 0
+        reward = jnp.where(~legal, -1.0, jnp.where(ended & (winner == AGENT), 1.0,
+                                                   jnp.where(ended & (winner == 1 - AGENT), -1.0, 0.0)))
+        obs = observe(self.tables, next_state.game, AGENT)
+        truncated = ended & legal & (winner == -1)
+        info = {"winner": winner, "illegal_action": ~legal, "truncated": truncated, "turn": state.game.turn,
+                "seed": state.seed, "decks": state.decks, "action_mask": obs[-A.NUM_ACTIONS:] > 0.5}
+        return obs, next_state, reward.astype(jnp.float32), ended, info
+
+
+def reference_seed(seed_low: int, seed_high: int) -> int:
+    """The 64-bit seed the reference engine takes for these halves."""
+    seed = (int(seed_high) << 32) | int(seed_low)
+    reference_seed_keys(seed)  # validates the range
+    return seed

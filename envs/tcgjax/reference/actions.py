@@ -1,0 +1,69 @@
+"""The discrete action space both engines share (79 actions). Slots: 0 = Active, 1-3 = Bench;
+`target` is the slot an attack, Ability or Trainer aims at (effects.TARGETS says whose), 0 when it
+aims at nothing."""
+
+from __future__ import annotations
+
+import dataclasses
+
+HAND_SLOTS = 10  # R-3.2
+
+END_TURN = 0  # end the turn (in setup: done placing)
+ATTACH = 1  # + slot (4): attach the current Energy (R-3.4)
+PLAY = 5  # + 4 * hand index + target (40): a Basic or Fossil to the Bench (setup: Active first), an
+#           evolution onto slot `target`, or a Trainer aimed at `target`
+RETREAT = 45  # + bench slot - 1 (3)
+ABILITY = 48  # + 4 * slot + target (16)
+ATTACK = 64  # + 4 * attack index + target (8)
+DISCARD_FOSSIL = 72  # + slot (4)
+PROMOTE = 76  # + bench slot - 1 (3): a new Active (after a Knock Out, or a switch the opponent forced)
+NUM_ACTIONS = 79
+
+
+@dataclasses.dataclass(frozen=True)
+class Action:
+    kind: str  # end | attach | play | retreat | ability | attack | discard_fossil | promote
+    slot: int = 0  # attach/ability/discard_fossil: own slot; retreat/promote: bench slot; play: hand index;
+    #                attack: attack index
+    target: int = 0
+
+
+def decode(action: int) -> Action:
+    action = int(action)
+    if action == END_TURN:
+        return Action("end")
+    if ATTACH <= action < PLAY:
+        return Action("attach", action - ATTACH)
+    if PLAY <= action < RETREAT:
+        return Action("play", (action - PLAY) // 4, (action - PLAY) % 4)
+    if RETREAT <= action < ABILITY:
+        return Action("retreat", action - RETREAT + 1)
+    if ABILITY <= action < ATTACK:
+        return Action("ability", (action - ABILITY) // 4, (action - ABILITY) % 4)
+    if ATTACK <= action < DISCARD_FOSSIL:
+        return Action("attack", (action - ATTACK) // 4, (action - ATTACK) % 4)
+    if DISCARD_FOSSIL <= action < PROMOTE:
+        return Action("discard_fossil", action - DISCARD_FOSSIL)
+    if PROMOTE <= action < NUM_ACTIONS:
+        return Action("promote", action - PROMOTE + 1)
+    raise ValueError(f"action must be an integer in [0, {NUM_ACTIONS}), got {action}")
+
+
+def encode(kind: str, slot: int = 0, target: int = 0) -> int:
+    if kind == "end":
+        return END_TURN
+    if kind == "attach":
+        return ATTACH + slot
+    if kind == "play":
+        return PLAY + 4 * slot + target
+    if kind == "retreat":
+        return RETREAT + slot - 1
+    if kind == "ability":
+        return ABILITY + 4 * slot + target
+    if kind == "attack":
+        return ATTACK + 4 * slot + target
+    if kind == "discard_fossil":
+        return DISCARD_FOSSIL + slot
+    if kind == "promote":
+        return PROMOTE + slot - 1
+    raise ValueError(f"unknown action kind {kind!r}")

@@ -1,0 +1,22 @@
+"""L3, slow tier: 100,000 games (seeds 1,000-100,999; random legal decks and the fixed decks in
+turn), the reference against the JAX engine after every action. About 3-4 hours on this 2-core
+machine: ./pants --tag=slow test envs/tcgjax/tests:l3_slow"""
+
+from __future__ import annotations
+
+import pytest
+
+from envs.tcgjax import l3_games
+from envs.tcgjax.tests.components import TCGJAX
+
+FIRST, COUNT, CHUNK = 1_000, 100_000, 5_000
+
+
+@pytest.mark.slow
+@TCGJAX.covers("engine")
+@pytest.mark.parametrize("first", range(FIRST, FIRST + COUNT, CHUNK))
+def test_games_equal_reference(first):
+    for seed in range(first, first + CHUNK):
+        decks = "random" if seed % 2 == 0 else l3_games.FIXED_PAIRS[seed % len(l3_games.FIXED_PAIRS)]
+        report = l3_games.play_game(seed, decks)
+        assert report.divergence is None, f"seed {seed}: {report.divergence}\n{report.reproducer()}"
