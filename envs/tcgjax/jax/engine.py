@@ -50,9 +50,12 @@ i32 = jnp.int32
 CONFIG = RuleConfig()
 
 
-def _cfg_check(config: RuleConfig) -> None:
+def check_config(config: RuleConfig) -> None:
+    """The JAX engine plays RuleConfig()'s defaults only: any other config is an error, not ignored."""
     if config != CONFIG:
-        raise NotImplementedError("the JAX engine implements RuleConfig()'s defaults only so far")
+        changed = {f: getattr(config, f) for f in config.__dataclass_fields__ if getattr(config, f) != getattr(CONFIG, f)}
+        raise NotImplementedError(f"the JAX engine implements RuleConfig()'s defaults only; asked for {changed} "
+                                  "(the reference engine honours every flag)")
 
 
 # ----------------------------------------------------------------------------------------------
@@ -79,10 +82,6 @@ def _add(array, index, delta, where=True):
     mask = _index_mask(array.shape, index) & where
     mask = mask.reshape(mask.shape + (1,) * (array.ndim - len(index)))
     return array + jnp.where(mask, jnp.asarray(delta, array.dtype), 0).astype(array.dtype)
-
-
-def _set(state: GameState, **fields) -> GameState:
-    return state.replace(**fields)
 
 
 def _upd(array, index, value, where=True):
@@ -319,7 +318,7 @@ def _valid_targets(tables, state, p, target_kind, target_type, first_op, ops_p1)
 _NEEDS_TARGET = jnp.array([T.TARGETS.index(k) for k in ("own_typed", "own_named", "own_damaged", "opp_bench_basic")])
 
 
-def _program_ok(tables, state, p, ops, target_kind, target_type, target, source_slot):
+def _program_ok(tables, state, p, ops, target_kind, target_type, target):
     """bool: reference _why_program_inapplicable is None (an Ability's active_only is checked by the
     caller)."""
     o = 1 - p
@@ -400,7 +399,7 @@ def _main_mask(tables, state):
                                      & ~(state.supporter_lock_until[p] >= turn) & ~_spellbound(tables, state, o))
         trainer_ok = supporter_ok & _program_ok(tables, state, p, tables["trainer_ops"][card],
                                                 tables["trainer_target"][card], tables["trainer_target_type"][card],
-                                                t, -1)
+                                                t)
         ok = jnp.where(basic_like, basic_ok, jnp.where(tables["is_pokemon"][card], evolve_ok, trainer_ok))
         return hand_ok[h] & ok
 
@@ -420,7 +419,7 @@ def _main_mask(tables, state):
         top = _top(state, p, s)
         return (occupied[s] & tables["has_ability"][top] & (state.ability_used_turn[p, s] != turn)
                 & (~tables["ability_active_only"][top] | (s == 0))
-                & _program_ok(tables, state, p, tables["ability_ops"][top], tables["ability_target"][top], -1, t, s))
+                & _program_ok(tables, state, p, tables["ability_ops"][top], tables["ability_target"][top], -1, t))
 
     ss, ts4 = jnp.meshgrid(jnp.arange(4), jnp.arange(4), indexing="ij")
     mask = mask.at[A.ABILITY:A.ABILITY + 16].set(jax.vmap(jax.vmap(ability_ok))(ss, ts4).reshape(-1))
@@ -433,7 +432,7 @@ def _main_mask(tables, state):
               & cost_met(state.energy[p, 0], tables["cost_typed"][active_top, i], tables["cost_colorless"][active_top, i]))
         return ok & _program_ok(tables, state, p, tables["attack_ops"][active_top, i],
                                 tables["attack_target"][active_top, i], tables["attack_target_type"][active_top, i],
-                                t, 0)
+                                t)
 
     is2, ts2 = jnp.meshgrid(jnp.arange(2), jnp.arange(4), indexing="ij")
     mask = mask.at[A.ATTACK:A.ATTACK + 8].set(jax.vmap(jax.vmap(attack_ok))(is2, ts2).reshape(-1))

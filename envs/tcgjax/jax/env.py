@@ -29,10 +29,10 @@ from envs.tcgjax.jax.observation import observe
 from envs.tcgjax.jax.state import OVER, GameState
 from envs.tcgjax.jax.tables import card_tables
 from envs.tcgjax.reference import actions as A
+from envs.tcgjax.reference.config import RuleConfig
 from envs.tcgjax.reference.decks import FIXED_DECKS, fixed_deck, random_deck
 from envs.tcgjax.reference.engine import TYPE_INDEX
 from envs.tcgjax.reference.observation import OBS_SIZE
-from envs.tcgjax.reference.rng import seed_keys as reference_seed_keys
 
 AGENT = 0
 U32 = jnp.uint32
@@ -91,9 +91,10 @@ def opponent_choice(keys, counter, mask):
 
 
 class TcgJaxEnv:
-    def __init__(self, bank: str = "fixed"):
+    def __init__(self, bank: str = "fixed", config: RuleConfig = RuleConfig()):
         if bank not in ("fixed", "random"):
             raise ValueError(f"bank is 'fixed' or 'random', got {bank!r}")
+        J.check_config(config)
         self.bank = bank
         self.tables = {k: jnp.asarray(v) for k, v in card_tables().items()}
         self.num_actions = A.NUM_ACTIONS
@@ -179,10 +180,3 @@ class TcgJaxEnv:
         info = {"winner": winner, "illegal_action": ~legal, "truncated": truncated, "turn": state.game.turn,
                 "seed": state.seed, "decks": state.decks, "action_mask": obs[-A.NUM_ACTIONS:] > 0.5}
         return obs, next_state, reward.astype(jnp.float32), ended, info
-
-
-def reference_seed(seed_low: int, seed_high: int) -> int:
-    """The 64-bit seed the reference engine takes for these halves."""
-    seed = (int(seed_high) << 32) | int(seed_low)
-    reference_seed_keys(seed)  # validates the range
-    return seed

@@ -3,12 +3,10 @@ is documented there; L3 checks the two are equal after every action)."""
 
 from __future__ import annotations
 
-import jax
 import jax.numpy as jnp
 
 from envs.tcgjax.jax import engine as J
 from envs.tcgjax.jax.state import ASLEEP, CONFUSED, HAND, MAIN, NO_ENERGY, PARALYZED, PROMOTE, SETUP, SLOTS
-from envs.tcgjax.reference import actions as A
 from envs.tcgjax.reference.config import RuleConfig
 from envs.tcgjax.reference.observation import MAX_DAMAGE, MAX_HP, OBS_SIZE
 
@@ -107,6 +105,3 @@ def observe(tables, state, viewer=None) -> jnp.ndarray:
     assert out.shape == (OBS_SIZE,), out.shape
     return out
 
-
-observe_batch = jax.vmap(observe, in_axes=(None, 0, None))
-assert A.NUM_ACTIONS == 79

@@ -95,3 +95,17 @@ def test_illegal_action_can_lose_and_a_finished_episode_needs_reset():
 def test_reference_and_jax_envs_play_the_same_episode(seed):
     decks = ("fire", "water") if seed % 2 else "random"
     assert l3_games.play_env_episode(seed, decks, policy_seed=seed) is None
+
+
+@TCGJAX.covers("env")
+def test_the_jax_env_refuses_rules_it_does_not_implement():
+    """The reference honours every RuleConfig flag; the JAX engine plays the defaults only and says so
+    rather than silently playing other rules."""
+    from envs.tcgjax.jax.env import TcgJaxEnv
+    from envs.tcgjax.reference.config import RuleConfig
+
+    with pytest.raises(NotImplementedError, match="max_turns"):
+        TcgJaxEnv(config=RuleConfig(max_turns=50))
+    with pytest.raises(ValueError, match="bank"):
+        TcgJaxEnv(bank="mystery")
+    TcgReferenceEnv(config=RuleConfig(max_turns=50)).reset(seed=0)
