@@ -28,7 +28,7 @@ from envs.tcgjax.reference import actions as A
 from envs.tcgjax.reference import engine as E
 from envs.tcgjax.reference.config import RuleConfig
 from envs.tcgjax.reference.decks import FIXED_DECKS, fixed_deck, random_deck
-from envs.tcgjax.reference.observation import OBS_SIZE, observe
+from envs.tcgjax.reference.observation import MASK_SLICE, OBS_SIZE, observe
 from envs.tcgjax.reference.rng import Stream
 from envs.tcgjax.reference.state import DRAW
 
@@ -85,17 +85,18 @@ class TcgReferenceEnv(gymnasium.Env):
         self._opponent = Stream(seed + OPPONENT_SALT)
         self._decisions = 0
         self._play_opponent()
-        return observe(self.game, AGENT), self._info()
+        obs = observe(self.game, AGENT)
+        return obs, self._info(obs)
 
     def _play_opponent(self) -> None:
         game = self.game
         while game.winner == E.ONGOING and game.decision_player != AGENT:
             E.step(game, opponent_choice(self._opponent, E.action_mask(game)))
 
-    def _info(self) -> dict:
+    def _info(self, obs: np.ndarray) -> dict:
+        """The mask is the observation's own (computed once per step: it is most of a step's cost)."""
         game = self.game
-        return {"action_mask": np.asarray(E.action_mask(game), dtype=bool) if game.winner == E.ONGOING
-                else np.zeros(A.NUM_ACTIONS, dtype=bool), "turn": game.turn, "winner": game.winner,
+        return {"action_mask": obs[MASK_SLICE[0]:MASK_SLICE[1]] > 0.5, "turn": game.turn, "winner": game.winner,
                 "points": (game.players[0].points, game.players[1].points)}
 
     def _reward(self) -> float:
@@ -112,13 +113,15 @@ class TcgReferenceEnv(gymnasium.Env):
                 raise ValueError(f"action {value} ({A.decode(value)}) is illegal: {reason}; legal actions: "
                                  f"{E.legal_actions(self.game)}")
             self.game.winner, self.game.phase = 1 - AGENT, "over"
-            return observe(self.game, AGENT), -1.0, True, False, {**self._info(), "illegal_action": True}
+            obs = observe(self.game, AGENT)
+            return obs, -1.0, True, False, {**self._info(obs), "illegal_action": True}
         E.step(self.game, value)
         self._play_opponent()
         self._decisions += 1
         terminated = self.game.winner != E.ONGOING
         truncated = not terminated and self._decisions >= self.max_decisions
-        return observe(self.game, AGENT), self._reward(), terminated, truncated, self._info()
+        obs = observe(self.game, AGENT)
+        return obs, self._reward(), terminated, truncated, self._info(obs)
 
 
 gymnasium.register("envport/TcgPocketReference-v0", entry_point=TcgReferenceEnv)
