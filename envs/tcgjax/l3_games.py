@@ -103,6 +103,15 @@ def reference_snapshot(game: Game) -> dict[str, np.ndarray]:
     return out
 
 
+def jax_state_of(game: Game) -> S.GameState:
+    """The reference game as a JAX GameState (the inverse of `jax_snapshot` plus the stream keys and
+    the pending resume), so that a hand-built reference position can be stepped on both engines."""
+    template = S.empty_state(len(_name_set_ids()))
+    fields = dict(reference_snapshot(game), keys=np.array(game.rng.keys, np.uint32),
+                  resume=np.int32(RESUMES[game.resume]))
+    return S.GameState(**{name: jnp.asarray(value, getattr(template, name).dtype) for name, value in fields.items()})
+
+
 def jax_snapshot(state: S.GameState) -> dict[str, np.ndarray]:
     return {f.name: np.asarray(getattr(state, f.name)) for f in dataclasses.fields(state) if f.name != "keys"}
 
