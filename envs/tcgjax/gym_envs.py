@@ -9,7 +9,8 @@ decisions in between are played inside step(). Reward: +1 for a win, -1 for a lo
 from the agent's view; its last 79 values are the legal-action mask (also in info["action_mask"]).
 
 Decks: `decks=("fire", "water")` names two fixed decks (reference/decks.py), "random" draws a random
-legal deck for each player per episode (from the episode seed). reset(seed=s) fixes the decks, the
+legal deck for each player per episode (from the episode seed), "fixed" a pair of the fixed decks per
+episode (from the seed: `fixed_pair`), the distribution the JAX env's fixed bank plays. reset(seed=s) fixes the decks, the
 game's random stream (seed s) and the opponent's choices (its own stream, seed s + OPPONENT_SALT):
 the same seed and actions give the same trajectory. Bad input raises ValueError: an action that is
 not an integer in [0, 79), or an illegal one (the message gives the rule) unless the env is made
@@ -37,11 +38,25 @@ AGENT = 0
 ILLEGAL_ACTION_MODES = ("raise", "lose")
 
 
+FIXED_NAMES = tuple(sorted(FIXED_DECKS))  # the JAX env's fixed bank, in its index order
+
+
+def fixed_pair(seed: int) -> tuple[int, int]:
+    """The fixed-deck pair (indices into FIXED_NAMES) of an episode of decks="fixed": all 36 pairs
+    equally often over consecutive seeds, the agent's deck the faster-changing index."""
+    n = len(FIXED_NAMES)
+    return seed % n, (seed // n) % n
+
+
 def episode_decks(decks: Union[str, tuple[str, str]], seed: int) -> tuple[E.Deck, E.Deck]:
     if decks == "random":
         return random_deck(2 * seed), random_deck(2 * seed + 1)
+    if decks == "fixed":
+        mine, theirs = fixed_pair(seed)
+        return fixed_deck(FIXED_NAMES[mine]), fixed_deck(FIXED_NAMES[theirs])
     if not (isinstance(decks, tuple) and len(decks) == 2):
-        raise ValueError(f"decks is 'random' or a pair of fixed deck names from {sorted(FIXED_DECKS)}, got {decks!r}")
+        raise ValueError(f"decks is 'random', 'fixed' or a pair of fixed deck names from {sorted(FIXED_DECKS)}, "
+                         f"got {decks!r}")
     return fixed_deck(decks[0]), fixed_deck(decks[1])
 
 

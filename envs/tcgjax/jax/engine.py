@@ -70,6 +70,27 @@ def _index_mask(shape, index):
     return mask
 
 
+def _get(array, index):
+    """array[index] for scalar indices (traced or not) into the leading axes, as a select and a sum:
+    under vmap an indexed read at a per-game index is a gather, which XLA's CPU backend runs element
+    by element (most of a step's time, measured); a select over these small arrays vectorises."""
+    index = index if isinstance(index, tuple) else (index,)
+    mask = _index_mask(array.shape, index)
+    mask = mask.reshape(mask.shape + (1,) * (array.ndim - len(index)))
+    axes = tuple(range(len(index)))
+    if array.dtype == jnp.bool_:
+        return jnp.any(mask & array, axis=axes)
+    return jnp.sum(jnp.where(mask, array, jnp.zeros((), array.dtype)), axis=axes, dtype=array.dtype)
+
+
+def _gather_row(row, positions):
+    """row[positions] for a vector of per-game positions (clipped to the row), by one-hot selects:
+    the vectorising form of a shift by a per-game offset (see _get)."""
+    positions = jnp.clip(positions, 0, row.shape[0] - 1)
+    hit = positions[:, None] == jnp.arange(row.shape[0])[None, :]
+    return jnp.sum(jnp.where(hit, row[None, :], jnp.zeros((), row.dtype)), axis=1, dtype=row.dtype)
+
+
 def _put(array, index, value, where=True):
     """array.at[index].set(value) as a select: under vmap a scatter at a traced index is slow on CPU,
     a select over these small arrays is not."""
@@ -92,7 +113,7 @@ def _upd(array, index, value, where=True):
 def _remove_at(row, length, i):
     """Remove row[i] (i < length), shifting the rest left; the freed end becomes -1."""
     idx = jnp.arange(row.shape[0])
-    shifted = row[jnp.minimum(idx + 1, row.shape[0] - 1)]
+    shifted = jnp.concatenate([row[1:], row[-1:]])
     out = jnp.where(idx >= i, shifted, row)
     return jnp.where(idx >= length - 1, -1, out)
 
@@ -103,11 +124,11 @@ def _append(row, length, value, where=True):
 
 
 def _occupied(state, p):
-    return state.stack_len[p] > 0
+    return _get(state.stack_len, (p,)) > 0
 
 
 def _top(state, p, slot):
-    return state.stack[p, slot, jnp.maximum(state.stack_len[p, slot] - 1, 0)]
+    return _get(state.stack, (p, slot, jnp.maximum(_get(state.stack_len, (p, slot,)) - 1, 0)))
 
 
 def _tops(state, p):
@@ -130,7 +151,7 @@ def _until_tails(state, active=True):
 
 
 def _shuffle_deck(state, p, active=True):
-    deck, counter = Stream.shuffle(state.keys, state.counter, state.deck[p], state.deck_len[p], active)
+    deck, counter = Stream.shuffle(state.keys, state.counter, _get(state.deck, (p,)), _get(state.deck_len, (p,)), active)
     return state.replace(deck=_put(state.deck, (p,), deck), counter=counter)
 
 
@@ -165,7 +186,7 @@ def _swap_slots(state, p, a, b, where=True):
     out = {}
     for name in ("stack", "stack_len", "energy", *POKEMON_FIELDS):
         array = getattr(state, name)
-        va, vb = array[p, a], array[p, b]
+        va, vb = _get(array, (p, a)), _get(array, (p, b))
         out[name] = jnp.where(where, _put(_put(array, (p, a), vb), (p, b), va), array)
     return state.replace(**out)
 
@@ -175,7 +196,7 @@ def _move_slot(state, p, src, dst, where=True):
     out = {}
     for name in ("stack", "stack_len", "energy", *POKEMON_FIELDS):
         array = getattr(state, name)
-        out[name] = jnp.where(where, _put(array, (p, dst,), array[p, src]), array)
+        out[name] = jnp.where(where, _put(array, (p, dst,), _get(array, (p, src))), array)
     return _clear_slot(state.replace(**out), p, src, where)
 
 
@@ -195,14 +216,14 @@ def _put_in_play(state, p, slot, card, where=True):
 def _zone_remove(state, zone, p, i, where=True):
     """Remove card i of player p's `zone` ("hand" or "deck"), shifting the rest up."""
     cards, length = getattr(state, zone), getattr(state, zone + "_len")
-    row = _remove_at(cards[p], length[p], i)
+    row = _remove_at(_get(cards, (p,)), _get(length, (p,)), i)
     return state.replace(**{zone: _upd(cards, p, row, where), zone + "_len": _add(length, (p,), -jnp.asarray(where, i32))})
 
 
 def _zone_add(state, zone, p, card, where=True):
     """Append a card to player p's `zone` ("hand", "deck" or "discard")."""
     cards, length = getattr(state, zone), getattr(state, zone + "_len")
-    row, new_length = _append(cards[p], length[p], card, where)
+    row, new_length = _append(_get(cards, (p,)), _get(length, (p,)), card, where)
     return state.replace(**{zone: _put(cards, (p,), row), zone + "_len": _put(length, (p,), new_length)})
 
 
@@ -229,8 +250,8 @@ def _discard_add(state, p, card, where=True):
 def _stack_to(state, p, slot, where, add):
     """Each card of (p, slot)'s stack, bottom first, through `add(state, p, card, where)`."""
     for level in range(STACK):
-        state = add(state, p, state.stack[p, slot, level],
-                    jnp.logical_and(where, level < state.stack_len[p, slot]))
+        state = add(state, p, _get(state.stack, (p, slot, level,)),
+                    jnp.logical_and(where, level < _get(state.stack_len, (p, slot,))))
     return state
 
 
@@ -249,8 +270,8 @@ def new_game(tables, decks, energy_types, n_types, seed_low, seed_high) -> GameS
     state = state.replace(first=jnp.where(head, 0, 1).astype(i32))
     for p in (0, 1):
         state = _shuffle_opening(tables, state, p)
-        hand = jnp.full(HAND, -1, i32).at[:OPENING_HAND].set(state.deck[p, :OPENING_HAND])
-        deck = jnp.concatenate([state.deck[p, OPENING_HAND:], jnp.full(OPENING_HAND, -1, i32)])
+        hand = jnp.full(HAND, -1, i32).at[:OPENING_HAND].set(_get(state.deck, (p,))[:OPENING_HAND])
+        deck = jnp.concatenate([_get(state.deck, (p,))[OPENING_HAND:], jnp.full(OPENING_HAND, -1, i32)])
         state = state.replace(hand=_put(state.hand, (p,), hand), hand_len=_put(state.hand_len, (p,), OPENING_HAND),
                               deck=_put(state.deck, (p,), deck), deck_len=_put(state.deck_len, (p,), DECK - OPENING_HAND))
     for p in (0, 1):
@@ -261,7 +282,7 @@ def new_game(tables, decks, energy_types, n_types, seed_low, seed_high) -> GameS
 
 def _shuffle_opening(tables, state, p):
     def has_basic(state):
-        return jnp.any(tables["is_basic"][state.deck[p, :OPENING_HAND]])
+        return jnp.any(tables["is_basic"][_get(state.deck, (p,))[:OPENING_HAND]])
 
     def body(state):
         return _shuffle_deck(state, p)
@@ -271,8 +292,8 @@ def _shuffle_opening(tables, state, p):
 
 
 def _roll_energy(state, p, active=True):
-    pick, state = _below(state, state.n_types[p], active)
-    return state.energy_types[p, pick], state
+    pick, state = _below(state, _get(state.n_types, (p,)), active)
+    return _get(state.energy_types, (p, pick,)), state
 
 
 # ----------------------------------------------------------------------------------------------
@@ -284,7 +305,7 @@ def cost_met(energy, typed, colorless):
 
 
 def _retreat_cost(tables, state, p):
-    return jnp.maximum(0, tables["retreat"][_top(state, p, 0)] - state.retreat_discount[p])
+    return jnp.maximum(0, tables["retreat"][_top(state, p, 0)] - _get(state.retreat_discount, (p,)))
 
 
 def _valid_targets(tables, state, p, target_kind, target_type, first_op, ops_p1):
@@ -295,7 +316,7 @@ def _valid_targets(tables, state, p, target_kind, target_type, first_op, ops_p1)
     own_tops, opp_tops = _tops(state, p), _tops(state, o)
     own_type = tables["type"][own_tops]
     opp_stage = tables["stage"][opp_tops]
-    damaged = state.damage[p] > 0
+    damaged = _get(state.damage, (p,)) > 0
     names = tables["name"][own_tops]
     named = tables["name_sets"][jnp.maximum(ops_p1, 0)][names]
     pair_ok = jnp.array([False, own[1] & own[2], own[1] & own[3], own[2] & own[3]])
@@ -312,7 +333,7 @@ def _valid_targets(tables, state, p, target_kind, target_type, first_op, ops_p1)
         own & damaged,  # own_damaged
         pair_ok,  # own_bench_pair
     ])
-    return options[target_kind]
+    return _get(options, (target_kind,))
 
 
 _NEEDS_TARGET = jnp.array([T.TARGETS.index(k) for k in ("own_typed", "own_named", "own_damaged", "opp_bench_basic")])
@@ -326,14 +347,14 @@ def _program_ok(tables, state, p, ops, target_kind, target_type, target):
     any_valid = jnp.any(valid)
     needs = jnp.any(target_kind == _NEEDS_TARGET)
     ok = jnp.where(target_kind == 0, target == 0,
-                   jnp.where(any_valid, valid[target], jnp.logical_and(~needs, target == 0)))
+                   jnp.where(any_valid, _get(valid, (target,)), jnp.logical_and(~needs, target == 0)))
     active_top = _top(state, p, 0)
     for i in range(T.MAX_OPS):
         kind, p0, p1 = ops[i, 0], ops[i, 1], ops[i, 2]
         bad = jnp.logical_and(kind == T.OP["force_switch"], ~jnp.any(_occupied(state, o)[1:]))
         bad |= jnp.logical_and(kind == T.OP["zone_attach_active_typed"], tables["type"][active_top] != p0)
         in_set = tables["name_sets"][jnp.maximum(p0, 0), tables["name"][active_top]]
-        too_many = state.hand_len[p] - 1 + state.stack_len[p, 0] > CONFIG.hand_limit
+        too_many = _get(state.hand_len, (p,)) - 1 + _get(state.stack_len, (p, 0,)) > CONFIG.hand_limit
         bad |= jnp.logical_and(kind == T.OP["return_active"],
                                ~in_set | ~jnp.any(_occupied(state, p)[1:]) | too_many)
         in_set1 = tables["name_sets"][jnp.maximum(p1, 0), tables["name"][active_top]]
@@ -358,7 +379,7 @@ def legal_mask(tables, state: GameState) -> jnp.ndarray:
 
 
 def decision_player(state):
-    return jnp.where((state.phase == PROMOTE) & (state.pending[state.current] == PENDING_NONE),
+    return jnp.where((state.phase == PROMOTE) & (_get(state.pending, (state.current,)) == PENDING_NONE),
                      1 - state.current, state.current).astype(i32)
 
 
@@ -373,7 +394,7 @@ def _setup_mask(tables, state):
     has_active = _occupied(state, p)[0]
     room = ~has_active | (_free_bench(state, p) >= 0)
     h = jnp.arange(HAND)
-    basic = (h < state.hand_len[p]) & tables["is_basic"][jnp.maximum(state.hand[p], 0)]
+    basic = (h < _get(state.hand_len, (p,))) & tables["is_basic"][jnp.maximum(_get(state.hand, (p,)), 0)]
     mask = jnp.zeros(A.NUM_ACTIONS, bool).at[A.END_TURN].set(has_active)
     return mask.at[A.PLAY + 4 * h].set(basic & room)
 
@@ -382,42 +403,42 @@ def _main_mask(tables, state):
     p, o, turn = state.current, 1 - state.current, state.turn
     occupied = _occupied(state, p)
     mask = jnp.zeros(A.NUM_ACTIONS, bool).at[A.END_TURN].set(True)
-    can_attach = (state.energy_current[p] != NO_ENERGY) & ~state.attached[p]
+    can_attach = (_get(state.energy_current, (p,)) != NO_ENERGY) & ~_get(state.attached, (p,))
     mask = mask.at[A.ATTACH:A.ATTACH + 4].set(occupied & can_attach)
     # play (hand index, target)
-    hand_ok = jnp.arange(HAND) < state.hand_len[p]
+    hand_ok = jnp.arange(HAND) < _get(state.hand_len, (p,))
 
     def play_ok(h, t):
-        card = jnp.maximum(state.hand[p, h], 0)
+        card = jnp.maximum(_get(state.hand, (p, h,)), 0)
         basic_like = tables["is_basic"][card] | tables["is_fossil"][card]
         basic_ok = (t == 0) & (_free_bench(state, p) >= 0)
         top = _top(state, p, t)
         evolve_ok = (occupied[t] & (turn > 2) & (tables["name"][top] == tables["evolve_from"][card])
-                     & (state.entered_turn[p, t] < turn))
+                     & (_get(state.entered_turn, (p, t,)) < turn))
         supporter = tables["trainer"][card] == 2
-        supporter_ok = ~supporter | (~state.supporter_played[p] & ((turn != 1) | CONFIG.supporter_on_turn1)
-                                     & ~(state.supporter_lock_until[p] >= turn) & ~_spellbound(tables, state, o))
+        supporter_ok = ~supporter | (~_get(state.supporter_played, (p,)) & ((turn != 1) | CONFIG.supporter_on_turn1)
+                                     & ~(_get(state.supporter_lock_until, (p,)) >= turn) & ~_spellbound(tables, state, o))
         trainer_ok = supporter_ok & _program_ok(tables, state, p, tables["trainer_ops"][card],
                                                 tables["trainer_target"][card], tables["trainer_target_type"][card],
                                                 t)
         ok = jnp.where(basic_like, basic_ok, jnp.where(tables["is_pokemon"][card], evolve_ok, trainer_ok))
-        return hand_ok[h] & ok
+        return _get(hand_ok, (h,)) & ok
 
     hs, ts = jnp.meshgrid(jnp.arange(HAND), jnp.arange(4), indexing="ij")
     plays = jax.vmap(jax.vmap(play_ok))(hs, ts).reshape(-1)
     mask = mask.at[A.PLAY:A.PLAY + 4 * HAND].set(plays)
     # retreat
     active_top = _top(state, p, 0)
-    can_retreat = (~state.retreated[p] & ~tables["is_fossil"][active_top]
-                   & (state.exclusive[p, 0] != ASLEEP) & (state.exclusive[p, 0] != PARALYZED)
-                   & ~(state.cant_retreat_until[p, 0] >= turn)
-                   & (jnp.sum(state.energy[p, 0]) >= _retreat_cost(tables, state, p)))
+    can_retreat = (~_get(state.retreated, (p,)) & ~tables["is_fossil"][active_top]
+                   & (_get(state.exclusive, (p, 0,)) != ASLEEP) & (_get(state.exclusive, (p, 0,)) != PARALYZED)
+                   & ~(_get(state.cant_retreat_until, (p, 0,)) >= turn)
+                   & (jnp.sum(_get(state.energy, (p, 0,))) >= _retreat_cost(tables, state, p)))
     mask = mask.at[A.RETREAT:A.RETREAT + 3].set(occupied[1:] & can_retreat)
 
     # abilities (slot, target)
     def ability_ok(s, t):
         top = _top(state, p, s)
-        return (occupied[s] & tables["has_ability"][top] & (state.ability_used_turn[p, s] != turn)
+        return (occupied[s] & tables["has_ability"][top] & (_get(state.ability_used_turn, (p, s,)) != turn)
                 & (~tables["ability_active_only"][top] | (s == 0))
                 & _program_ok(tables, state, p, tables["ability_ops"][top], tables["ability_target"][top], -1, t))
 
@@ -427,9 +448,9 @@ def _main_mask(tables, state):
     # attacks (index, target)
     def attack_ok(i, t):
         ok = ((i < tables["n_attacks"][active_top]) & ((turn != 1) | CONFIG.attack_on_turn1)
-              & (state.exclusive[p, 0] != ASLEEP) & (state.exclusive[p, 0] != PARALYZED)
-              & ~(state.cant_attack_until[p, 0] >= turn)
-              & cost_met(state.energy[p, 0], tables["cost_typed"][active_top, i], tables["cost_colorless"][active_top, i]))
+              & (_get(state.exclusive, (p, 0,)) != ASLEEP) & (_get(state.exclusive, (p, 0,)) != PARALYZED)
+              & ~(_get(state.cant_attack_until, (p, 0,)) >= turn)
+              & cost_met(_get(state.energy, (p, 0,)), tables["cost_typed"][active_top, i], tables["cost_colorless"][active_top, i]))
         return ok & _program_ok(tables, state, p, tables["attack_ops"][active_top, i],
                                 tables["attack_target"][active_top, i], tables["attack_target_type"][active_top, i],
                                 t)
@@ -487,7 +508,7 @@ def step(tables, state: GameState, action) -> GameState:
 
 
 def _discard_after(state, p, card):
-    return _put(state.discard, (p,), _append(state.discard[p], state.discard_len[p], card, card >= 0)[0])
+    return _put(state.discard, (p,), _append(_get(state.discard, (p,)), _get(state.discard_len, (p,)), card, card >= 0)[0])
 
 
 def _no_program(cont=False, after=False, resume=RESUME_MAIN):
@@ -515,7 +536,7 @@ def _setup_step(tables, state, action):
 
     def place(state):
         h = (action - A.PLAY) // 4
-        card = state.hand[p, h]
+        card = _get(state.hand, (p, h,))
         state = _hand_remove(state, p, h)
         slot = jnp.where(_occupied(state, p)[0], _free_bench(state, p), 0)
         return _put_in_play(state, p, slot, card)  # turn 0: entered_turn 0
@@ -542,7 +563,7 @@ def _start_turn(tables, state, who):
     gets_energy = turn > 1
     energy, state = _roll_energy(state, who, gets_energy)
     state = state.replace(
-        energy_current=_upd(state.energy_current, who, state.energy_next[who], gets_energy),
+        energy_current=_upd(state.energy_current, who, _get(state.energy_next, (who,)), gets_energy),
         energy_next=_upd(state.energy_next, who, energy, gets_energy))
     draws = jnp.logical_or(turn > 1, CONFIG.first_player_draws_turn1)
     return _draw(state, who, 1, draws).replace(phase=i32(MAIN))
@@ -551,8 +572,8 @@ def _start_turn(tables, state, who):
 def _draw(state, p, count, where=True):
     """R-3.1 / R-3.2 (reference _draw): up to `count` cards while the deck and hand allow."""
     def one(_, state):
-        ok = jnp.logical_and(where, (state.deck_len[p] > 0) & (state.hand_len[p] < CONFIG.hand_limit))
-        card = state.deck[p, 0]
+        ok = jnp.logical_and(where, (_get(state.deck_len, (p,)) > 0) & (_get(state.hand_len, (p,)) < CONFIG.hand_limit))
+        card = _get(state.deck, (p, 0,))
         state = _deck_remove(state, p, 0, ok)
         return _hand_add(state, p, card, ok)
 
@@ -561,7 +582,7 @@ def _draw(state, p, count, where=True):
 
 def _attach_action(tables, state, slot):
     p = state.current
-    energy = state.energy_current[p]
+    energy = _get(state.energy_current, (p,))
     state = state.replace(energy_current=_put(state.energy_current, (p,), NO_ENERGY),
                           attached=_put(state.attached, (p,), True))
     state = _attach_from_zone(tables, state, p, slot, energy, 1)
@@ -570,7 +591,7 @@ def _attach_action(tables, state, slot):
 
 def _play_card(tables, state, h, target):
     p = state.current
-    card = state.hand[p, h]
+    card = _get(state.hand, (p, h,))
     basic_like = tables["is_basic"][card] | tables["is_fossil"][card]
     is_evolution = tables["is_pokemon"][card] & ~basic_like
 
@@ -580,7 +601,7 @@ def _play_card(tables, state, h, target):
 
     def evolve(state):
         state = _hand_remove(state, p, h)
-        level = state.stack_len[p, target]
+        level = _get(state.stack_len, (p, target,))
         state = state.replace(stack=_put(state.stack, (p, target, level,), card),
                               stack_len=_add(state.stack_len, (p, target,), 1),
                               entered_turn=_put(state.entered_turn, (p, target,), state.turn),
@@ -591,7 +612,7 @@ def _play_card(tables, state, h, target):
         # R-3.7: the card leaves the hand, its effect resolves, then it goes to the discard pile
         state = _hand_remove(state, p, h)
         supporter = tables["trainer"][card] == 2
-        state = state.replace(supporter_played=_put(state.supporter_played, (p,), state.supporter_played[p] | supporter))
+        state = state.replace(supporter_played=_put(state.supporter_played, (p,), _get(state.supporter_played, (p,)) | supporter))
         return state, _program(tables["trainer_ops"][card], tables["trainer_target"][card],
                                tables["trainer_target_type"][card], -1, target, RESUME_MAIN, discard_card=card)
 
@@ -605,10 +626,10 @@ def _retreat(tables, state, bench):
 
     def pay(_, energy):
         most = jnp.argmax(energy)  # argmax takes the first maximum: the lower type index on ties
-        return _add(energy, (most,), -(energy[most] > 0).astype(i32))
+        return _add(energy, (most,), -(_get(energy, (most,)) > 0).astype(i32))
 
     cost = _retreat_cost(tables, state, p)
-    energy = jax.lax.fori_loop(0, cost, pay, state.energy[p, 0])
+    energy = jax.lax.fori_loop(0, cost, pay, _get(state.energy, (p, 0,)))
     state = state.replace(energy=_put(state.energy, (p, 0,), energy), retreated=_put(state.retreated, (p,), True))
     return _swap_slots(_leave_active(state, p), p, 0, bench)
 
@@ -624,7 +645,7 @@ def _discard_fossil(state, slot):
     p = state.current
     state = _stack_to(state, p, slot, True, _discard_add)
     state = _clear_slot(state, p, slot)
-    state = state.replace(pending=_upd(state.pending, p, _merge_pending(state.pending[p], PENDING_KO), slot == 0))
+    state = state.replace(pending=_upd(state.pending, p, _merge_pending(_get(state.pending, (p,)), PENDING_KO), slot == 0))
     return state, _no_program(after=True)
 
 
@@ -637,7 +658,7 @@ def _attack(tables, state, index, target):
     """R-6.5: a Confused attacker flips first; tails, nothing happens (and the turn ends)."""
     p = state.current
     top = _top(state, p, 0)
-    confused = state.exclusive[p, 0] == CONFUSED
+    confused = _get(state.exclusive, (p, 0,)) == CONFUSED
     head, state = _coin(state, confused)
     works = ~confused | head
     return state, _program(tables["attack_ops"][top, index], tables["attack_target"][top, index],
@@ -658,7 +679,7 @@ def _ctx(p, source, target, target_kind):
 
 def _effective_target(tables, state, p, ops, target_kind, target_type, target):
     valid = _valid_targets(tables, state, p, target_kind, target_type, ops[0, 0], ops[0, 2])
-    return jnp.where(valid[target], target, -1).astype(i32)
+    return jnp.where(_get(valid, (target,)), target, -1).astype(i32)
 
 
 def _run_program(tables, state, prog):
@@ -680,7 +701,7 @@ def _run_program(tables, state, prog):
                                                     (state, ctx, damage, jnp.bool_(False)))
     to_target = tables["attack_to_target"][top, index]
     main_slot = jnp.where(attack & ~nothing, jnp.where(to_target, ctx["target"], 0), -1)
-    prevented = attack & (state.prevent_until[o, 0] >= state.turn) & state.prevent_effects[o, 0]
+    prevented = attack & (_get(state.prevent_until, (o, 0,)) >= state.turn) & _get(state.prevent_effects, (o, 0,))
     state, dealt = jax.lax.cond(main_slot >= 0,
                                 lambda s: _attack_damage(tables, s, p, 0, jnp.maximum(main_slot, 0), damage),
                                 lambda s: (s, i32(0)), state)
@@ -730,11 +751,11 @@ def _damage_op(tables, state, ctx, op, damage, nothing, top, index):
         return state, damage, nothing | ~head, i32(0)
 
     def extra_energy_plus(state):
-        energy = state.energy[p, 0]
+        energy = _get(state.energy, (p, 0,))
         typed = tables["cost_typed"][top, index]
         colorless = tables["cost_colorless"][top, index]
-        others = jnp.sum(energy) - energy[p0]
-        extra = energy[p0] - typed[p0] - jnp.maximum(0, colorless - others)
+        others = jnp.sum(energy) - _get(energy, (p0,))
+        extra = _get(energy, (p0,)) - _get(typed, (p0,)) - jnp.maximum(0, colorless - others)
         return state, damage + jnp.where(extra >= p1, p2, 0), nothing, i32(0)
 
     def if_plus(state):
@@ -747,7 +768,7 @@ def _damage_op(tables, state, ctx, op, damage, nothing, top, index):
         return state, p1 * count, nothing, i32(0)
 
     def per_defender_energy_plus(state):
-        return state, damage + p0 * jnp.sum(state.energy[o, 0]), nothing, i32(0)
+        return state, damage + p0 * jnp.sum(_get(state.energy, (o, 0,))), nothing, i32(0)
 
     def per_own_bench_named_plus(state):
         own = _occupied(state, p)[1:]
@@ -776,8 +797,8 @@ def _condition(tables, state, which, p, o):
     top_o = _top(state, o, 0)
     return jnp.select(
         [which == T.CONDITION_IDS[name] for name in T.CONDITION_IDS],
-        [state.damage[o, 0] > 0, state.damage[p, 0] > 0, state.poisoned[o, 0], state.stack_len[o, 0] > 1,
-         state.evolved_turn[p, 0] == state.turn, jnp.bool_(False), state.sweets_relay_turn[p] == state.turn - 2],
+        [_get(state.damage, (o, 0,)) > 0, _get(state.damage, (p, 0,)) > 0, _get(state.poisoned, (o, 0,)), _get(state.stack_len, (o, 0,)) > 1,
+         _get(state.evolved_turn, (p, 0,)) == state.turn, jnp.bool_(False), _get(state.sweets_relay_turn, (p,)) == state.turn - 2],
         False) & (top_o >= 0)
 
 
@@ -790,22 +811,22 @@ def _attack_damage(tables, state, p, src_slot, slot, damage, where=True):
     on_active = slot == 0
     bonuses = on_active & ((damage > 0) | (not CONFIG.bonuses_need_damage))
     names_in = tables["name_sets"][:, tables["name"][attacker_top]]
-    boost = state.boost_all[p] + jnp.sum(jnp.where(names_in, state.boost_set[p], 0))
-    boost += jnp.where(state.boost_turn[p, src_slot] == state.turn, state.boost[p, src_slot], 0)
-    boost -= jnp.where(state.attack_minus_until[p, src_slot] >= state.turn, state.attack_minus[p, src_slot], 0)
+    boost = _get(state.boost_all, (p,)) + jnp.sum(jnp.where(names_in, _get(state.boost_set, (p,)), 0))
+    boost += jnp.where(_get(state.boost_turn, (p, src_slot,)) == state.turn, _get(state.boost, (p, src_slot,)), 0)
+    boost -= jnp.where(_get(state.attack_minus_until, (p, src_slot,)) >= state.turn, _get(state.attack_minus, (p, src_slot,)), 0)
     weak = tables["weakness"][defender_top] == tables["type"][attacker_top]
     boost += jnp.where(weak, 20, 0)
     reduction = _passive_reduction(tables, defender_top)
-    reduction += jnp.where(state.takes_minus_until[o, slot] >= state.turn, state.takes_minus[o, slot], 0)
+    reduction += jnp.where(_get(state.takes_minus_until, (o, slot,)) >= state.turn, _get(state.takes_minus, (o, slot,)), 0)
     full = damage + jnp.where(bonuses, boost, 0) - reduction
-    full = jnp.where(state.prevent_until[o, slot] >= state.turn, 0, full)
+    full = jnp.where(_get(state.prevent_until, (o, slot,)) >= state.turn, 0, full)
     dealt = jnp.where(on_active, jnp.maximum(0, full), jnp.maximum(0, damage - _passive_reduction(tables, defender_top)))
     dealt = jnp.where(where, dealt, 0)
     state = state.replace(damage=_add(state.damage, (o, slot,), dealt))
     # Counterattack / Bristling Spikes (reference _counter_damage)
     counter = jnp.where(tables["passive"][defender_top] == T.PASSIVE["passive_counter"],
                         tables["passive_params"][defender_top, 0], 0)
-    counter += jnp.where(state.counter_until[o, slot] >= state.turn, state.counter_damage[o, slot], 0)
+    counter += jnp.where(_get(state.counter_until, (o, slot,)) >= state.turn, _get(state.counter_damage, (o, slot,)), 0)
     hit_back = on_active & (dealt > 0)
     return state.replace(damage=_add(state.damage, (p, src_slot,), jnp.where(hit_back, counter, 0))), dealt
 
@@ -824,26 +845,26 @@ def _attach_from_zone(tables, state, p, slot, energy, count, where=True):
     """Energy from the zone, and the Abilities it triggers (reference _attach_from_zone)."""
     o = 1 - p
     slot = jnp.maximum(slot, 0)
-    ok = jnp.logical_and(where, _occupied(state, p)[slot] & (count > 0))
+    ok = jnp.logical_and(where, _get(_occupied(state, p), (slot,)) & (count > 0))
     state = state.replace(energy=_add(state.energy, (p, slot, energy,), jnp.where(ok, count, 0)))
     top = _top(state, p, slot)
     passive, params = tables["passive"][top], tables["passive_params"][top]
     triggered = ok & (params[0] == energy)
     heal = triggered & (passive == T.PASSIVE["on_attach_heal"])
     hurt = triggered & (passive == T.PASSIVE["on_attach_damage"])
-    healed = jnp.maximum(0, state.damage[p, slot] - params[1] * count)  # count heals of params[1], floored
+    healed = jnp.maximum(0, _get(state.damage, (p, slot,)) - params[1] * count)  # count heals of params[1], floored
     state = state.replace(damage=_upd(state.damage, (p, slot), healed, heal))
     return state.replace(damage=_add(state.damage, (o, 0,), jnp.where(hurt, params[1] * count, 0)))
 
 
 def _heal_slot(state, p, slot, amount, where=True):
-    healed = jnp.maximum(0, state.damage[p, slot] - amount)
+    healed = jnp.maximum(0, _get(state.damage, (p, slot,)) - amount)
     return state.replace(damage=_upd(state.damage, (p, slot), healed, jnp.logical_and(where, slot >= 0)))
 
 
 def _apply_condition(state, p, slot, condition, where=True):
     """R-6.2 (reference _apply_condition); condition: tables.STATUS_IDS."""
-    w = jnp.logical_and(where, _occupied(state, p)[slot])
+    w = jnp.logical_and(where, _get(_occupied(state, p), (slot,)))
     exclusive = jnp.select([condition == 2, condition == 3, condition == 4], [ASLEEP, PARALYZED, CONFUSED], 0)
     is_exclusive = condition >= 2
     state = state.replace(
@@ -854,7 +875,7 @@ def _apply_condition(state, p, slot, condition, where=True):
 
 
 def _discard_random_energy(state, p, slot, where=True):
-    energy = state.energy[p, slot]
+    energy = _get(state.energy, (p, slot,))
     total = jnp.sum(energy)
     live = jnp.logical_and(where, total > 0)
     pick, state = _below(state, total, live)
@@ -864,7 +885,7 @@ def _discard_random_energy(state, p, slot, where=True):
 
 
 def _owe(state, who, mode, where=True):
-    return state.replace(pending=_upd(state.pending, who, _merge_pending(state.pending[who], mode), where))
+    return state.replace(pending=_upd(state.pending, who, _merge_pending(_get(state.pending, (who,)), mode), where))
 
 
 def _nth_true(mask, n):
@@ -931,15 +952,15 @@ def _effect(tables, state, ctx, op):
     state = _heal_slot(state, p, src, p0, ON["heal_self"] & go)
     state = _heal_slot(state, p, src, ctx["dealt"], ON["drain"])
     state = _heal_slot(state, p, tgt, p0, ON["heal_target"])
-    healed = jnp.maximum(0, state.damage[p] - p0)
+    healed = jnp.maximum(0, _get(state.damage, (p,)) - p0)
     state = state.replace(damage=_put(state.damage, (p,),
-        jnp.where(ON["heal_each_own"] & _occupied(state, p), healed, state.damage[p])))
+        jnp.where(ON["heal_each_own"] & _occupied(state, p), healed, _get(state.damage, (p,)))))
     # Special Conditions
     state = _apply_condition(state, o, 0, p0, ON["status"] & go)
     state = _apply_condition(state, p, src, p0, ON["self_status"])
     # Energy
-    energy = state.energy[p, src]
-    typed = _add(energy, (jnp.maximum(p0, 0),), -jnp.minimum(p1, energy[jnp.maximum(p0, 0)]))
+    energy = _get(state.energy, (p, src,))
+    typed = _add(energy, (jnp.maximum(p0, 0),), -jnp.minimum(p1, _get(energy, (jnp.maximum(p0, 0),))))
     discarded = jnp.where(p1 < 0, jnp.zeros(8, i32), typed)
     state = state.replace(energy=_upd(state.energy, (p, src), discarded, ON["discard_own_energy"]))
     state = _discard_random_energy(state, o, 0, ON["discard_opp_energy"] & go)
@@ -957,7 +978,7 @@ def _effect(tables, state, ctx, op):
     pairs = jnp.array([[0, 0], [1, 2], [1, 3], [2, 3]])
     bench = _occupied(state, p)[1:]
     for slot in (1, 2, 3):
-        chosen = jnp.where(has_target, jnp.any(pairs[tgt] == slot), bench[slot - 1])
+        chosen = jnp.where(has_target, jnp.any(_get(pairs, (tgt,)) == slot), bench[slot - 1])
         state = _attach_from_zone(tables, state, p, slot, p0, 1, ON["zone_attach_pair"] & chosen)
     misty_heads, state = _until_tails(state, ON["zone_attach_until_tails_target"])
     state = _attach_from_zone(tables, state, p, tgt, p0, misty_heads,
@@ -966,8 +987,8 @@ def _effect(tables, state, ctx, op):
     state = _attach_from_zone(tables, state, p, 0, p0, 1, ON["zone_attach_active_typed"])
     kind_type = jnp.arange(8) == p0
     from_bench = (bench_mask & _occupied(state, p))[:, None] & kind_type[None, :]  # [4, 8]
-    total = jnp.sum(jnp.where(from_bench, state.energy[p], 0))
-    mine = jnp.where(from_bench, 0, state.energy[p])
+    total = jnp.sum(jnp.where(from_bench, _get(state.energy, (p,)), 0))
+    mine = jnp.where(from_bench, 0, _get(state.energy, (p,)))
     mine = mine + jnp.where((jnp.arange(SLOTS) == 0)[:, None] & kind_type[None, :], total, 0)
     moved = _put(state.energy, (p,), mine)
     state = state.replace(energy=jnp.where(ON["move_energy_to_active"], moved, state.energy))
@@ -1001,22 +1022,22 @@ def _effect(tables, state, ctx, op):
     state = _swap_slots(_leave_active(state, o, gust), o, 0, tgt, gust)
     # cards: draws, searches, discards, mill (shuffles after, in one place)
     state = _draw_n(state, p, jnp.where(ON["draw"], p0, 0))
-    deck_p = jnp.maximum(state.deck[p], 0)
-    in_deck = jnp.arange(DECK) < state.deck_len[p]
+    deck_p = jnp.maximum(_get(state.deck, (p,)), 0)
+    in_deck = jnp.arange(DECK) < _get(state.deck_len, (p,))
     wanted = jnp.where(ON["search_hand_basic"], tables["is_basic"][deck_p],
                        tables["is_pokemon"][deck_p] & ((p0 < 0) | (tables["type"][deck_p] == p0)))
     to_hand = ON["search_hand"] | ON["search_hand_basic"]
-    state, index, picked = _search(tables, state, p, in_deck & wanted, to_hand & (state.hand_len[p] < CONFIG.hand_limit))
-    card = state.deck[p, index]
+    state, index, picked = _search(tables, state, p, in_deck & wanted, to_hand & (_get(state.hand_len, (p,)) < CONFIG.hand_limit))
+    card = _get(state.deck, (p, index,))
     state = _hand_add(_deck_remove(state, p, index, picked), p, card, picked)
     free = _free_bench(state, p)
     named = in_deck & (tables["name"][deck_p] == p0)
     state, index, picked = _search(tables, state, p, named, ON["search_bench"] & (free >= 0))
-    card = state.deck[p, index]
+    card = _get(state.deck, (p, index,))
     state = _put_in_play(_deck_remove(state, p, index, picked), p, jnp.maximum(free, 0), card, picked)
-    live = ON["discard_opp_hand"] & go & (state.hand_len[o] > 0)
-    pick, state = _below(state, state.hand_len[o], live)
-    card = state.hand[o, pick]
+    live = ON["discard_opp_hand"] & go & (_get(state.hand_len, (o,)) > 0)
+    pick, state = _below(state, _get(state.hand_len, (o,)), live)
+    card = _get(state.hand, (o, pick,))
     state = _discard_add(_hand_remove(state, o, pick, live), o, card, live)
     for who in (p, o):
         state = _mill(state, who, jnp.where(ON["mill"], p0, 0))
@@ -1040,36 +1061,36 @@ def _effect(tables, state, ctx, op):
 def _draw_n(state, p, count):
     """Up to `count` draws, stopping as _draw does (an empty deck, a full hand): the k cards that move
     are the deck's first k, appended to the hand in order."""
-    deck, hand = state.deck[p], state.hand[p]
-    deck_len, hand_len = state.deck_len[p], state.hand_len[p]
+    deck, hand = _get(state.deck, (p,)), _get(state.hand, (p,))
+    deck_len, hand_len = _get(state.deck_len, (p,)), _get(state.hand_len, (p,))
     k = jnp.maximum(0, jnp.minimum(jnp.minimum(count, deck_len), CONFIG.hand_limit - hand_len))
     h = jnp.arange(HAND)
-    new_hand = jnp.where((h >= hand_len) & (h < hand_len + k), deck[jnp.clip(h - hand_len, 0, DECK - 1)], hand)
+    new_hand = jnp.where((h >= hand_len) & (h < hand_len + k), _gather_row(deck, h - hand_len), hand)
     d = jnp.arange(DECK)
-    new_deck = jnp.where(d < deck_len - k, deck[jnp.minimum(d + k, DECK - 1)], -1)
+    new_deck = jnp.where(d < deck_len - k, _gather_row(deck, d + k), -1)
     return state.replace(hand=_put(state.hand, (p,), new_hand), deck=_put(state.deck, (p,), new_deck),
                          hand_len=_add(state.hand_len, (p,), k), deck_len=_add(state.deck_len, (p,), -k))
 
 
 def _mill(state, who, count):
     """The deck's first min(count, its size) cards to the discard pile, in order."""
-    deck, discard = state.deck[who], state.discard[who]
-    deck_len, discard_len = state.deck_len[who], state.discard_len[who]
+    deck, discard = _get(state.deck, (who,)), _get(state.discard, (who,))
+    deck_len, discard_len = _get(state.deck_len, (who,)), _get(state.discard_len, (who,))
     k = jnp.maximum(0, jnp.minimum(count, deck_len))
     d = jnp.arange(DECK)
-    new_discard = jnp.where((d >= discard_len) & (d < discard_len + k), deck[jnp.clip(d - discard_len, 0, DECK - 1)],
+    new_discard = jnp.where((d >= discard_len) & (d < discard_len + k), _gather_row(deck, d - discard_len),
                             discard)
-    new_deck = jnp.where(d < deck_len - k, deck[jnp.minimum(d + k, DECK - 1)], -1)
+    new_deck = jnp.where(d < deck_len - k, _gather_row(deck, d + k), -1)
     return state.replace(discard=_put(state.discard, (who,), new_discard), deck=_put(state.deck, (who,), new_deck),
                          discard_len=_add(state.discard_len, (who,), k), deck_len=_add(state.deck_len, (who,), -k))
 
 
 def _hand_to_deck(state, who, where):
     """Red Card's first half: the whole hand to the bottom of the deck, in hand order."""
-    deck, hand = state.deck[who], state.hand[who]
-    deck_len, hand_len = state.deck_len[who], jnp.where(where, state.hand_len[who], 0)
+    deck, hand = _get(state.deck, (who,)), _get(state.hand, (who,))
+    deck_len, hand_len = _get(state.deck_len, (who,)), jnp.where(where, _get(state.hand_len, (who,)), 0)
     d = jnp.arange(DECK)
-    new_deck = jnp.where((d >= deck_len) & (d < deck_len + hand_len), hand[jnp.clip(d - deck_len, 0, HAND - 1)], deck)
+    new_deck = jnp.where((d >= deck_len) & (d < deck_len + hand_len), _gather_row(hand, d - deck_len), deck)
     return state.replace(deck=_put(state.deck, (who,), new_deck), deck_len=_add(state.deck_len, (who,), hand_len),
                          hand=_put(state.hand, (who,), jnp.full(HAND, -1, i32), where),
                          hand_len=_put(state.hand_len, (who,), 0, where))
@@ -1085,13 +1106,13 @@ def _knock_outs(tables, state):
     for k in range(2):
         who = jnp.where(k == 0, state.current, 1 - state.current)
         tops = _tops(state, who)
-        out = _occupied(state, who) & (state.damage[who] >= tables["hp"][tops])
-        valid = (out[:, None] & (levels[None, :] < state.stack_len[who][:, None])).reshape(-1)
-        positions = state.discard_len[who] + jnp.cumsum(valid) - 1
+        out = _occupied(state, who) & (_get(state.damage, (who,)) >= tables["hp"][tops])
+        valid = (out[:, None] & (levels[None, :] < _get(state.stack_len, (who,))[:, None])).reshape(-1)
+        positions = _get(state.discard_len, (who,)) + jnp.cumsum(valid) - 1
         lands = valid[:, None] & (positions[:, None] == jnp.arange(DECK)[None, :])  # [12, DECK]
         discard = jnp.where(jnp.any(lands, axis=0),
-                            jnp.sum(jnp.where(lands, state.stack[who].reshape(-1)[:, None], 0), axis=0),
-                            state.discard[who])
+                            jnp.sum(jnp.where(lands, _get(state.stack, (who,)).reshape(-1)[:, None], 0), axis=0),
+                            _get(state.discard, (who,)))
         scored = jnp.sum(jnp.where(out, jnp.where(tables["is_ex"][tops], 2, 1), 0))
         state = state.replace(discard=_put(state.discard, (who,), discard),
                               discard_len=_add(state.discard_len, (who,), jnp.sum(valid)),
@@ -1106,10 +1127,10 @@ def _clear_slots(state, p, which):
     out = {}
     for name, value in POKEMON_FIELDS.items():
         array = getattr(state, name)
-        out[name] = _put(array, (p,), jnp.where(which, value, array[p]))
-    out["stack"] = _put(state.stack, (p,), jnp.where(which[:, None], -1, state.stack[p]))
-    out["stack_len"] = _put(state.stack_len, (p,), jnp.where(which, 0, state.stack_len[p]))
-    out["energy"] = _put(state.energy, (p,), jnp.where(which[:, None], 0, state.energy[p]))
+        out[name] = _put(array, (p,), jnp.where(which, value, _get(array, (p,))))
+    out["stack"] = _put(state.stack, (p,), jnp.where(which[:, None], -1, _get(state.stack, (p,))))
+    out["stack_len"] = _put(state.stack_len, (p,), jnp.where(which, 0, _get(state.stack_len, (p,))))
+    out["energy"] = _put(state.energy, (p,), jnp.where(which[:, None], 0, _get(state.energy, (p,))))
     return state.replace(**out)
 
 
@@ -1144,7 +1165,7 @@ def _continue(tables, state):
 
 def _promote(state, bench):
     who = decision_player(state)
-    mode = state.pending[who]
+    mode = _get(state.pending, (who,))
     swap = mode == PENDING_SWAP
     state = _swap_slots(state, who, 0, bench, swap)
     state = _move_slot(state, who, bench, 0, ~swap)
@@ -1156,7 +1177,7 @@ def _end_turn(tables, state):
     p = state.current
     state = state.replace(energy_current=_put(state.energy_current, (p,), NO_ENERGY),
                           turns_taken=_add(state.turns_taken, (p,), 1))
-    first_turn = state.turns_taken[p] == 1
+    first_turn = _get(state.turns_taken, (p,)) == 1
     for slot in range(SLOTS):
         top = _top(state, p, slot)
         fires = (first_turn & _occupied(state, p)[slot]
@@ -1179,17 +1200,17 @@ def _end_turn(tables, state):
 def _checkup(state):
     for k in range(2):
         who = jnp.where(k == 0, state.current, 1 - state.current)
-        here = state.stack_len[who, 0] > 0
-        damage = state.damage[who, 0] + jnp.where(here & state.poisoned[who, 0], 10, 0)
-        burned = here & state.burned[who, 0]
+        here = _get(state.stack_len, (who, 0,)) > 0
+        damage = _get(state.damage, (who, 0,)) + jnp.where(here & _get(state.poisoned, (who, 0,)), 10, 0)
+        burned = here & _get(state.burned, (who, 0,))
         damage = damage + jnp.where(burned, 20, 0)
         state = state.replace(damage=_put(state.damage, (who, 0,), damage))
         head, state = _coin(state, burned)
         state = state.replace(burned=_upd(state.burned, (who, 0), False, burned & head))
-        asleep = here & (state.exclusive[who, 0] == ASLEEP)
+        asleep = here & (_get(state.exclusive, (who, 0,)) == ASLEEP)
         head, state = _coin(state, asleep)
         state = state.replace(exclusive=_upd(state.exclusive, (who, 0), 0, asleep & head))
-        wears_off = (here & (state.exclusive[who, 0] == PARALYZED) & (who == state.current)
-                     & (state.turn > state.paralyzed_on_turn[who, 0]))
+        wears_off = (here & (_get(state.exclusive, (who, 0,)) == PARALYZED) & (who == state.current)
+                     & (state.turn > _get(state.paralyzed_on_turn, (who, 0,))))
         state = _pokemon_set(state, who, 0, wears_off, exclusive=0, paralyzed_on_turn=NEVER)
     return state

@@ -74,8 +74,13 @@ class Stream:
             i = size - 1 - k
             live = jnp.logical_and(jnp.logical_and(i < length, i >= 1), active)
             j, counter = Stream.below(keys, counter, i + 1, live)
-            a, b = items[i], items[j]
-            items = jnp.where(live, items.at[i].set(b).at[j].set(a), items)
+            # selects, not items[j] and .at[j]: under vmap j differs per game, and a gather or a
+            # scatter at per-game indices runs element by element on CPU
+            position = jnp.arange(size)
+            a = items[i]
+            b = jnp.sum(jnp.where(position == j, items, jnp.zeros((), items.dtype)), dtype=items.dtype)
+            swapped = jnp.where(position == i, b, jnp.where(position == j, a, items))
+            items = jnp.where(live, swapped, items)
             return items, counter
 
         return jax.lax.fori_loop(0, size - 1, body, (items, counter))
