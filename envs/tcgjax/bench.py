@@ -146,7 +146,9 @@ def make_random_play(batch: int, steps: int):
     return start, play
 
 
-def jax_random(batch: int, seconds: float) -> dict:
+def jax_random(batch: int, seconds: float, barrier=None) -> dict:
+    """Random play at `batch`; with a barrier, the timing starts when every process sharing it has
+    compiled (jax_random_processes)."""
     import jax
 
     steps = max(4, min(256, (1 << 16) // batch))
@@ -156,6 +158,8 @@ def jax_random(batch: int, seconds: float) -> dict:
     games = play(fresh, fresh, jax.random.PRNGKey(1))
     jax.block_until_ready(games)
     compile_s = time.perf_counter() - started
+    if barrier is not None:
+        barrier.wait(timeout=1800)
     state = {"games": games, "key": jax.random.PRNGKey(2)}
 
     def call():
@@ -165,6 +169,30 @@ def jax_random(batch: int, seconds: float) -> dict:
         jax.block_until_ready(state["games"])
 
     return {"steps_per_s": best_rate(call, batch * steps, seconds), "compile_s": compile_s, "steps_per_call": steps}
+
+
+def _jax_worker(batch, seconds, barrier, results):
+    results.put(jax_random(batch, seconds, barrier))
+
+
+def jax_random_processes(batch: int, seconds: float, processes: int) -> dict:
+    """JAX random play in `processes` processes at once, `batch` games each, as the reference's
+    2-process row uses both cores: XLA's CPU backend runs these small kernels on one core. The rates
+    are summed over windows timed together (a barrier after every process has compiled)."""
+    context = multiprocessing.get_context("spawn")
+    barrier, results = context.Barrier(processes), context.Queue()
+    workers = [context.Process(target=_jax_worker, args=(batch, seconds, barrier, results)) for _ in range(processes)]
+    for worker in workers:
+        worker.start()
+    try:
+        outcomes = [results.get(timeout=2400) for _ in workers]
+    finally:
+        for worker in workers:
+            worker.join(timeout=60)
+            if worker.is_alive():
+                worker.terminate()
+    return {"steps_per_s": sum(o["steps_per_s"] for o in outcomes), "compile_s": max(o["compile_s"] for o in outcomes),
+            "steps_per_call": outcomes[0]["steps_per_call"]}
 
 
 def ppo_config(num_envs: int, num_steps: int, updates: int):
@@ -208,6 +236,8 @@ def main(argv=None) -> int:
     parser.add_argument("--quick", action="store_true", help="batches 1 and 1024, 1.5 s per measurement")
     parser.add_argument("--batches", type=lambda s: [int(x) for x in s.split(",")], default=None)
     parser.add_argument("--seconds", type=float, default=None, help="time per measurement")
+    parser.add_argument("--processes-batch", type=int, default=1024,
+                        help="batch of each process in the 2-process JAX row (0: no such row)")
     parser.add_argument("--ppo-updates", type=int, default=3, help="PPO updates timed per PPO row (0: no PPO rows)")
     parser.add_argument("--ppo-batch", type=int, default=1024, help="JAX PPO envs (reference PPO: 8 envs)")
     parser.add_argument("--out", default=os.path.join(os.environ.get("ENVPORT_BENCH_DIR", "bench-results"),
@@ -234,6 +264,12 @@ def main(argv=None) -> int:
             result = jax_random(batch, seconds)
         rows.append({"backend": "TCGJax (JAX)", "batch": batch, **result, "rss_mb": _peak_rss_mb()})
         console.print(f"  JAX batch {batch}: {format_rate(result['steps_per_s'])} steps/s")
+    if args.processes_batch > 0:
+        with console.status(f"JAX, 2 processes of batch {args.processes_batch}"):
+            result = jax_random_processes(args.processes_batch, seconds, 2)
+        rows.append({"backend": f"TCGJax (JAX), 2 processes of {args.processes_batch:,}", "batch": 2 * args.processes_batch,
+                     "processes": 2, **result})
+        console.print(f"  JAX 2 processes: {format_rate(result['steps_per_s'])} steps/s")
     for row in rows:
         row["ratio_vs_reference_2_processes"] = row["steps_per_s"] / two
     ppo_rows = []

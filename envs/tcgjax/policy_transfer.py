@@ -13,7 +13,7 @@ paired TOST decides on the differences.
 
 The reference trains with a small budget (about 1.3K decisions a second here, the JAX env 5K in PPO),
 so the two backends' policies are not compared with each other (the training TOST); each policy's win
-rates on the two backends are (the transfer TOST, paired, Delta = l4_delta = 0.05).
+rates on the two backends are (the transfer TOST, paired, Delta = l4_delta() = 0.05).
 """
 
 from __future__ import annotations
@@ -253,7 +253,12 @@ def run(settings: L4Settings, seeds, out_dir: Path, delta: float, show_progress:
     )
 
 
-L4_DELTA = 0.05  # issue 7: TOST margin on the win rate
+def l4_delta() -> float:
+    """translation.toml's [equivalence] l4_delta (0.05: issue 7's margin on the win rate)."""
+    import tomllib
+
+    here = Path(__file__).resolve().parent
+    return float(tomllib.loads((here / "translation.toml").read_text())["equivalence"]["l4_delta"])
 
 
 def main(argv=None) -> int:
@@ -275,7 +280,7 @@ def main(argv=None) -> int:
         reference_ppo=dataclasses.replace(defaults.reference_ppo, total_timesteps=args.reference_steps))
     out = args.out or cache_dir("l4", "tcgjax")
     started = time.perf_counter()
-    report = run(settings, range(args.seeds), out, L4_DELTA)
+    report = run(settings, range(args.seeds), out, l4_delta())
     print(report.to_markdown())
     print(f"random legal play's win rate (TCGJax, 2,016 episodes): {random_policy_win_rate(settings, 2016):.3f}")
     print(f"written to {out} in {time.perf_counter() - started:.0f} s")
