@@ -17,6 +17,7 @@ from shared.ppo.core import make_network
 from shared.ppo.jax_loop import JaxEnvSpec
 from shared.ppo.networks import gaussian_mode
 from shared.verification.l4 import L4Backend, TrainOutcome
+from shared.verification.l4_backends import training_curve
 
 from .jax import env as jax_cheetah
 from .reference.mujoco_ref import MujocoCheetah
@@ -29,10 +30,6 @@ class L4Settings:
                                vf_coef=0.5, continuous=True)
     eval_episodes: int = 5
     episode_steps: int = 1000
-
-
-def _curve(config: PPOConfig, returns: np.ndarray):
-    return (np.arange(len(returns)) + 1) * config.batch_size, np.asarray(returns, np.float64)
 
 
 def start_states(seed: int, episodes: int) -> tuple[np.ndarray, np.ndarray]:
@@ -104,7 +101,7 @@ def jax_backend(settings: L4Settings = L4Settings(), show_progress: bool = False
     def train(seed: int) -> TrainOutcome:
         config = dataclasses.replace(settings.ppo, seed=seed)
         train_state, metrics = train_with_progress(config, jax_env_spec(), show=show_progress)
-        return TrainOutcome(train_state.params, *_curve(config, metrics["episode_return"]))
+        return TrainOutcome(train_state.params, *training_curve(config, metrics["episode_return"]))
 
     return L4Backend("JAX (ours)", train, lambda params, seed: evaluate_on_jax(settings, params, seed))
 
@@ -121,6 +118,6 @@ def mujoco_backend(settings: L4Settings = L4Settings(), show_progress: bool = Fa
         env = mujoco_vector_env(config.num_envs)
         train_state, metrics, _ = train_host(config, env, show_progress=show_progress, name="halfcheetah MuJoCo")
         env.close()
-        return TrainOutcome(train_state.params, *_curve(config, metrics["episode_return"]))
+        return TrainOutcome(train_state.params, *training_curve(config, metrics["episode_return"]))
 
     return L4Backend("MuJoCo C", train, lambda params, seed: evaluate_on_mujoco(settings, params, seed))

@@ -16,21 +16,21 @@ each policy's win rates on the two backends are (the transfer TOST, paired, Delt
 
 from __future__ import annotations
 
-import argparse
 import dataclasses
 import functools
-import time
 from pathlib import Path
-from typing import Callable, NamedTuple
+from typing import NamedTuple
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 
-from shared.ppo import PPOConfig, make_train, train_host
+from shared.ppo import PPOConfig
 from shared.ppo.core import make_network
 from shared.ppo.jax_loop import JaxEnvSpec
-from shared.verification.l4 import L4Backend, TrainOutcome
+from shared.verification import l4_command
+from shared.verification.l4 import L4Backend
+from shared.verification.l4_backends import CompiledPPO, host_ppo_backend, jax_ppo_backend, small_budget_reason
 
 from .jax import battle as jb
 from .jax import prng
@@ -72,11 +72,6 @@ def eval_battle_seeds(settings: L4Settings, seed: int) -> np.ndarray:
     if first + settings.eval_battles >= 2**31:
         raise ValueError(f"evaluation seed {seed} is too large: battle seeds must stay below 2**31")
     return np.arange(first, first + settings.eval_battles, dtype=np.int64)
-
-
-def _curve(config: PPOConfig, returns: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    steps = (np.arange(len(returns)) + 1) * config.batch_size
-    return steps, np.asarray(returns, dtype=np.float64)
 
 
 @functools.cache
@@ -191,58 +186,32 @@ def random_policy_win_rate(settings: L4Settings, battles: int, first_seed: int =
 
 
 @functools.cache
-def _jax_trainer(settings: L4Settings):
-    """make_train compiled once for every seed (the battle step alone takes about a minute to
-    compile); `log` of the latest call hears each update's mean return."""
+def _jax_trainer(settings: L4Settings) -> CompiledPPO:
+    """One compiled make_train for every seed: the battle step alone takes about a minute to compile."""
     env = _env(settings.kind)
     spec = JaxEnvSpec("pokejax", env.reset, env.step, settings.params(), env.observation_shape, env.num_actions)
-    listener: dict[str, Callable] = {"log": lambda i, r: None}
-    train = jax.jit(make_train(settings.jax_ppo, spec, progress=lambda i, r: listener["log"](i, r)))
-    return train, listener
+    return CompiledPPO(settings.jax_ppo, spec)
 
 
 def jax_backend(settings: L4Settings = L4Settings(), show_progress: bool = True) -> L4Backend:
-    def train(seed: int) -> TrainOutcome:
-        from shared.ppo.progress import TrainingProgress
+    return jax_ppo_backend("PokeJAX", lambda: _jax_trainer(settings),
+                           lambda params, seed: win_rate_on_jax(settings, params, seed), show_progress)
 
-        config = dataclasses.replace(settings.jax_ppo, seed=seed)
-        trainer, listener = _jax_trainer(settings)
-        with TrainingProgress(f"PPO PokeJAX seed {seed}", config.num_updates, enabled=show_progress) as bar:
-            listener["log"] = lambda i, r: bar.advance(config.batch_size, r)
-            out = jax.block_until_ready(trainer(jax.random.PRNGKey(seed)))
-        steps, returns = _curve(config, np.asarray(out["metrics"]["episode_return"]))
-        return TrainOutcome(out["train_state"].params, steps, returns)
 
-    return L4Backend("PokeJAX", train, lambda params, seed: win_rate_on_jax(settings, params, seed))
+def _showdown_env(settings: L4Settings):
+    """The registered Gymnasium env (with gymnasium.make's wrappers), as train_host steps it."""
+    import gymnasium
+
+    import envs.pokejax  # noqa: F401  (registers the ids)
+
+    return gymnasium.make("envport/PokeShowdown-v0", kind=settings.kind, max_decisions=settings.max_decisions,
+                          battle_format=settings.battle_format)
 
 
 def showdown_backend(settings: L4Settings = L4Settings(), show_progress: bool = True) -> L4Backend:
-    def train(seed: int) -> TrainOutcome:
-        import gymnasium
-
-        import envs.pokejax  # noqa: F401  (registers the ids)
-
-        config = dataclasses.replace(settings.showdown_ppo, seed=seed)
-        # SAME_STEP: the observation returned with done is already the next battle's, as train_host
-        # (and the JAX env's auto-reset) expects
-        vector_env = gymnasium.make_vec(
-            "envport/PokeShowdown-v0", num_envs=config.num_envs, vectorization_mode="sync",
-            vector_kwargs={"autoreset_mode": gymnasium.vector.AutoresetMode.SAME_STEP},
-            kind=settings.kind, max_decisions=settings.max_decisions, battle_format=settings.battle_format,
-        )
-        try:
-            train_state, metrics, _ = train_host(config, vector_env, show_progress=show_progress,
-                                                 name=f"Showdown seed {seed}")
-        finally:
-            vector_env.close()
-        steps, returns = _curve(config, metrics["episode_return"])
-        return TrainOutcome(train_state.params, steps, returns)
-
-    return L4Backend("Showdown", train,
-                     lambda params, seed: win_rate_on_showdown(settings, params, seed, show_progress))
-
-
-TRAINING_NOT_COMPARED = "Showdown trains with a small budget ({showdown:,} decisions per seed, PokeJAX {jax:,})"
+    return host_ppo_backend(
+        "Showdown", settings.showdown_ppo, functools.partial(_showdown_env, settings),
+        lambda params, seed: win_rate_on_showdown(settings, params, seed, show_progress), show_progress)
 
 
 def run(settings: L4Settings, seeds, out_dir: Path, delta: float, show_progress: bool = True):
@@ -253,25 +222,17 @@ def run(settings: L4Settings, seeds, out_dir: Path, delta: float, show_progress:
         env=f"pokejax ({settings.battle_format}; greedy win rate against the random opponent over "
         f"{settings.eval_battles} battles)",
         delta=delta, seeds=seeds, out_dir=out_dir, compare_training=False,
-        training_not_compared=TRAINING_NOT_COMPARED.format(
-            showdown=settings.showdown_ppo.num_updates * settings.showdown_ppo.batch_size,
-            jax=settings.jax_ppo.num_updates * settings.jax_ppo.batch_size),
+        training_not_compared=small_budget_reason("Showdown", settings.showdown_ppo, "PokeJAX", settings.jax_ppo),
     )
 
 
 def l4_delta() -> float:
-    import tomllib
-
-    here = Path(__file__).resolve().parent
-    return float(tomllib.loads((here / "translation.toml").read_text())["equivalence"]["l4_delta"])
+    """translation.toml's [equivalence] l4_delta."""
+    return l4_command.l4_delta(Path(__file__).resolve().parent)
 
 
 def main(argv=None) -> int:
-    from shared.cache import cache_dir
-
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--out", type=Path, default=None, help="results folder (default: the envport cache, l4/pokejax)")
-    parser.add_argument("--seeds", type=int, default=10, help="PPO seeds per backend")
+    parser = l4_command.l4_argument_parser(__doc__.split("\n\n")[0], "pokejax")
     parser.add_argument("--format", choices=BATTLE_FORMATS, default=RANDOM_BATTLE)
     parser.add_argument("--eval-battles", type=int, default=L4Settings.eval_battles)
     parser.add_argument("--jax-steps", type=int, default=L4Settings.jax_ppo.total_timesteps,
@@ -284,12 +245,8 @@ def main(argv=None) -> int:
         battle_format=args.format, eval_battles=args.eval_battles,
         jax_ppo=dataclasses.replace(defaults.jax_ppo, total_timesteps=args.jax_steps),
         showdown_ppo=dataclasses.replace(defaults.showdown_ppo, total_timesteps=args.showdown_steps))
-    out = args.out or cache_dir("l4", "pokejax")
-    started = time.perf_counter()
-    report = run(settings, range(args.seeds), out, l4_delta())
-    print(report.to_markdown())
-    print(f"written to {out} in {time.perf_counter() - started:.0f} s")
-    return 0 if report.equivalent else 1
+    return l4_command.run_l4_command(
+        "pokejax", args.out, lambda out: run(settings, range(args.seeds), out, l4_delta()))
 
 
 if __name__ == "__main__":

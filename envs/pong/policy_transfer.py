@@ -13,6 +13,7 @@ import numpy as np
 from shared.ppo import PPOConfig, train_host, train_with_progress
 from shared.ppo.core import make_network
 from shared.verification.l4 import L4Backend, TrainOutcome
+from shared.verification.l4_backends import training_curve
 
 from .gym_envs import CPongVectorEnv
 from .jax import env as jax_pong
@@ -33,11 +34,6 @@ class L4Settings:
                                gamma=0.96, gae_lambda=0.885, ent_coef=0.01, vf_coef=2.0)
     eval_episodes: int = EVAL_EPISODES
     max_eval_steps: int = 5_000
-
-
-def _curve(config: PPOConfig, returns: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    steps = (np.arange(len(returns)) + 1) * config.batch_size
-    return steps, np.asarray(returns, dtype=np.float64)
 
 
 @cache
@@ -101,7 +97,7 @@ def jax_backend(settings: L4Settings = L4Settings(), show_progress: bool = False
     def train(seed: int) -> TrainOutcome:
         config = dataclasses.replace(settings.ppo, seed=seed)
         train_state, metrics = train_with_progress(config, jax_pong.env_spec(settings.pong), show=show_progress)
-        steps, returns = _curve(config, metrics["episode_return"])
+        steps, returns = training_curve(config, metrics["episode_return"])
         return TrainOutcome(train_state.params, steps, returns)
 
     return L4Backend("JAX", train, lambda params, seed: evaluate_on_jax(settings, params, seed))
@@ -113,7 +109,7 @@ def c_backend(settings: L4Settings = L4Settings(), show_progress: bool = False) 
         env = CPongVectorEnv(config.num_envs, config=settings.pong)
         train_state, metrics, _ = train_host(config, env, show_progress=show_progress, name="pong C")
         env.close()
-        steps, returns = _curve(config, metrics["episode_return"])
+        steps, returns = training_curve(config, metrics["episode_return"])
         return TrainOutcome(train_state.params, steps, returns)
 
     return L4Backend("PufferLib C", train, lambda params, seed: evaluate_on_c(settings, params, seed))

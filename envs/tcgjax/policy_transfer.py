@@ -18,25 +18,25 @@ rates on the two backends are (the transfer TOST, paired, Delta = l4_delta() = 0
 
 from __future__ import annotations
 
-import argparse
 import dataclasses
 import functools
-import time
 from pathlib import Path
-from typing import Callable, NamedTuple
+from typing import NamedTuple
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 
-from envs.tcgjax.gym_envs import FIXED_NAMES, fixed_pair
+from envs.tcgjax.gym_envs import FIXED_NAMES, TcgReferenceEnv, fixed_pair
 from envs.tcgjax.jax.env import AGENT, TcgJaxEnv, fixed_bank
 from envs.tcgjax.reference import actions as A
 from envs.tcgjax.reference.observation import MASK_SLICE, OBS_SIZE
-from shared.ppo import PPOConfig, make_train, train_host
+from shared.ppo import PPOConfig
 from shared.ppo.core import make_network
 from shared.ppo.jax_loop import JaxEnvSpec
-from shared.verification.l4 import L4Backend, TrainOutcome
+from shared.verification import l4_command
+from shared.verification.l4 import L4Backend
+from shared.verification.l4_backends import CompiledPPO, host_ppo_backend, jax_ppo_backend, small_budget_reason
 
 # evaluation episode e of policy seed s is episode seed EVAL_SEED_STRIDE * (eval_seed + s) + e: distinct
 # episodes per policy, below 2**31 (a Gymnasium seed); a multiple of 36, so each policy meets every
@@ -68,11 +68,6 @@ def eval_episode_seeds(settings: L4Settings, seed: int) -> np.ndarray:
     if first + settings.eval_episodes >= 2**31:
         raise ValueError(f"evaluation seed {seed} is too large: episode seeds must stay below 2**31")
     return np.arange(first, first + settings.eval_episodes, dtype=np.int64)
-
-
-def _curve(config: PPOConfig, returns: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    steps = (np.arange(len(returns)) + 1) * config.batch_size
-    return steps, np.asarray(returns, dtype=np.float64)
 
 
 @functools.cache
@@ -152,8 +147,6 @@ def reference_episode_outcomes(settings: L4Settings, policy_params, episode_seed
     not pass unseen."""
     from rich.progress import track
 
-    from envs.tcgjax.gym_envs import TcgReferenceEnv
-
     greedy = _greedy(settings)
     env = TcgReferenceEnv(decks="fixed", max_decisions=settings.max_decisions)
     won, decisions = [], []
@@ -186,57 +179,23 @@ def random_policy_win_rate(settings: L4Settings, episodes: int, first_seed: int 
 
 
 @functools.cache
-def _jax_trainer(settings: L4Settings):
-    """make_train compiled once for every seed (about two minutes here); `log` of the latest call
-    hears each update's mean return."""
+def _jax_trainer(settings: L4Settings) -> CompiledPPO:
+    """One compiled make_train for every seed: it takes about two minutes here."""
     env = _env()
     spec = JaxEnvSpec("tcgjax", env.reset, env.step, _params(settings), (OBS_SIZE,), env.num_actions)
-    listener: dict[str, Callable] = {"log": lambda i, r: None}
-    train = jax.jit(make_train(settings.jax_ppo, spec, progress=lambda i, r: listener["log"](i, r)))
-    return train, listener
+    return CompiledPPO(settings.jax_ppo, spec)
 
 
 def jax_backend(settings: L4Settings = L4Settings(), show_progress: bool = True) -> L4Backend:
-    def train(seed: int) -> TrainOutcome:
-        from shared.ppo.progress import TrainingProgress
-
-        config = dataclasses.replace(settings.jax_ppo, seed=seed)
-        trainer, listener = _jax_trainer(settings)
-        with TrainingProgress(f"PPO TCGJax seed {seed}", config.num_updates, enabled=show_progress) as bar:
-            listener["log"] = lambda i, r: bar.advance(config.batch_size, r)
-            out = jax.block_until_ready(trainer(jax.random.PRNGKey(seed)))
-        steps, returns = _curve(config, np.asarray(out["metrics"]["episode_return"]))
-        return TrainOutcome(out["train_state"].params, steps, returns)
-
-    return L4Backend("TCGJax", train, lambda params, seed: win_rate_on_jax(settings, params, seed))
+    return jax_ppo_backend("TCGJax", lambda: _jax_trainer(settings),
+                           lambda params, seed: win_rate_on_jax(settings, params, seed), show_progress)
 
 
 def reference_backend(settings: L4Settings = L4Settings(), show_progress: bool = True) -> L4Backend:
-    def train(seed: int) -> TrainOutcome:
-        import gymnasium
-
-        from envs.tcgjax.gym_envs import TcgReferenceEnv
-
-        config = dataclasses.replace(settings.reference_ppo, seed=seed)
-        # SAME_STEP: the observation returned with done is already the next episode's, as train_host
-        # (and the JAX env's auto-reset) expects
-        vector_env = gymnasium.vector.SyncVectorEnv(
-            [lambda: TcgReferenceEnv(decks="fixed", max_decisions=settings.max_decisions)
-             for _ in range(config.num_envs)],
-            autoreset_mode=gymnasium.vector.AutoresetMode.SAME_STEP)
-        try:
-            train_state, metrics, _ = train_host(config, vector_env, show_progress=show_progress,
-                                                 name=f"reference seed {seed}")
-        finally:
-            vector_env.close()
-        steps, returns = _curve(config, metrics["episode_return"])
-        return TrainOutcome(train_state.params, steps, returns)
-
-    return L4Backend("reference", train,
-                     lambda params, seed: win_rate_on_reference(settings, params, seed, show_progress))
-
-
-TRAINING_NOT_COMPARED = "the reference trains with a small budget ({reference:,} decisions per seed, TCGJax {jax:,})"
+    return host_ppo_backend(
+        "reference", settings.reference_ppo,
+        functools.partial(TcgReferenceEnv, decks="fixed", max_decisions=settings.max_decisions),
+        lambda params, seed: win_rate_on_reference(settings, params, seed, show_progress), show_progress)
 
 
 def run(settings: L4Settings, seeds, out_dir: Path, delta: float, show_progress: bool = True):
@@ -247,26 +206,17 @@ def run(settings: L4Settings, seeds, out_dir: Path, delta: float, show_progress:
         env=f"tcgjax (greedy win rate against the random opponent over {settings.eval_episodes} episodes "
         f"of the {len(FIXED_NAMES)} fixed decks)",
         delta=delta, seeds=seeds, out_dir=out_dir, compare_training=False,
-        training_not_compared=TRAINING_NOT_COMPARED.format(
-            reference=settings.reference_ppo.num_updates * settings.reference_ppo.batch_size,
-            jax=settings.jax_ppo.num_updates * settings.jax_ppo.batch_size),
+        training_not_compared=small_budget_reason("the reference", settings.reference_ppo, "TCGJax", settings.jax_ppo),
     )
 
 
 def l4_delta() -> float:
     """translation.toml's [equivalence] l4_delta (0.05: issue 7's margin on the win rate)."""
-    import tomllib
-
-    here = Path(__file__).resolve().parent
-    return float(tomllib.loads((here / "translation.toml").read_text())["equivalence"]["l4_delta"])
+    return l4_command.l4_delta(Path(__file__).resolve().parent)
 
 
 def main(argv=None) -> int:
-    from shared.cache import cache_dir
-
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--out", type=Path, default=None, help="results folder (default: the envport cache, l4/tcgjax)")
-    parser.add_argument("--seeds", type=int, default=10, help="PPO seeds per backend")
+    parser = l4_command.l4_argument_parser(__doc__.split("\n\n")[0], "tcgjax")
     parser.add_argument("--eval-episodes", type=int, default=L4Settings.eval_episodes)
     parser.add_argument("--jax-steps", type=int, default=L4Settings.jax_ppo.total_timesteps,
                         help="PPO decisions per seed on TCGJax")
@@ -278,13 +228,10 @@ def main(argv=None) -> int:
         eval_episodes=args.eval_episodes,
         jax_ppo=dataclasses.replace(defaults.jax_ppo, total_timesteps=args.jax_steps),
         reference_ppo=dataclasses.replace(defaults.reference_ppo, total_timesteps=args.reference_steps))
-    out = args.out or cache_dir("l4", "tcgjax")
-    started = time.perf_counter()
-    report = run(settings, range(args.seeds), out, l4_delta())
-    print(report.to_markdown())
-    print(f"random legal play's win rate (TCGJax, 2,016 episodes): {random_policy_win_rate(settings, 2016):.3f}")
-    print(f"written to {out} in {time.perf_counter() - started:.0f} s")
-    return 0 if report.equivalent else 1
+    return l4_command.run_l4_command(
+        "tcgjax", args.out, lambda out: run(settings, range(args.seeds), out, l4_delta()),
+        notes=lambda: [f"random legal play's win rate (TCGJax, 2,016 episodes): "
+                       f"{random_policy_win_rate(settings, 2016):.3f}"])
 
 
 if __name__ == "__main__":

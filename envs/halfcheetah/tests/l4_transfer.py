@@ -4,7 +4,6 @@ TOST on episode return with Delta = 100. Run with ./pants --tag=slow test envs/h
 (about 25 minutes on 2 cores). Results go to $ENVPORT_L4_OUT or the envport cache (l4/halfcheetah/)."""
 
 import os
-import tomllib
 from pathlib import Path
 
 import pytest
@@ -12,13 +11,14 @@ import pytest
 from envs.halfcheetah import policy_transfer
 from shared.cache import cache_dir
 from shared.verification.l4 import run_policy_transfer
+from shared.verification.l4_command import l4_delta
 
-TRANSLATION = Path(__file__).resolve().parents[1] / "translation.toml"
+ENV_DIR = Path(__file__).resolve().parents[1]
 
 
 @pytest.mark.slow
 def test_l4_policy_transfer():
-    delta = tomllib.loads(TRANSLATION.read_text())["equivalence"]["l4_delta"]
+    delta = l4_delta(ENV_DIR)
     settings = policy_transfer.L4Settings()
     out = Path(os.environ["ENVPORT_L4_OUT"]) if os.environ.get("ENVPORT_L4_OUT") else cache_dir("l4", "halfcheetah")
     report = run_policy_transfer(

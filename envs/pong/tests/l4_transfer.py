@@ -3,7 +3,6 @@ episode return with Delta = 1.0. Run with ./pants --tag=slow test envs/pong:: (a
 on 2 cores). Results go to $ENVPORT_L4_OUT or the envport cache (l4/pong/), and are printed."""
 
 import os
-import tomllib
 from pathlib import Path
 
 import pytest
@@ -11,13 +10,14 @@ import pytest
 from envs.pong import policy_transfer
 from shared.cache import cache_dir
 from shared.verification.l4 import run_policy_transfer
+from shared.verification.l4_command import l4_delta
 
-TRANSLATION = Path(__file__).resolve().parents[1] / "translation.toml"
+ENV_DIR = Path(__file__).resolve().parents[1]
 
 
 @pytest.mark.slow
 def test_l4_policy_transfer_is_equivalent():
-    delta = tomllib.loads(TRANSLATION.read_text())["equivalence"]["l4_delta"]
+    delta = l4_delta(ENV_DIR)
     settings = policy_transfer.L4Settings()
     out = Path(os.environ["ENVPORT_L4_OUT"]) if os.environ.get("ENVPORT_L4_OUT") else cache_dir("l4", "pong")
     report = run_policy_transfer(
