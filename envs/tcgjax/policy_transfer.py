@@ -182,7 +182,8 @@ def random_policy_win_rate(settings: L4Settings, episodes: int, first_seed: int 
 def _jax_trainer(settings: L4Settings) -> CompiledPPO:
     """One compiled make_train for every seed: it takes about two minutes here."""
     env = _env()
-    spec = JaxEnvSpec("tcgjax", env.reset, env.step, _params(settings), (OBS_SIZE,), env.num_actions)
+    spec = JaxEnvSpec("tcgjax", env.reset, env.step, _params(settings), (OBS_SIZE,), env.num_actions,
+                      step_batch=env.step_batch)
     return CompiledPPO(settings.jax_ppo, spec)
 
 

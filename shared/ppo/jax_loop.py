@@ -26,6 +26,9 @@ class JaxEnvSpec:
     params: Any
     observation_shape: tuple[int, ...]
     num_actions: int  # or the action dimension, for continuous actions (PPOConfig.continuous)
+    # step_batch(keys, states, actions, params): the same values as vmap(step) over the batch, for an env that
+    # does better with the whole batch in hand (TCGJax: its opponent loop); make_train uses it if given
+    step_batch: Optional[Callable] = None
 
 
 @struct.dataclass
@@ -43,7 +46,7 @@ def make_train(config: PPOConfig, env: JaxEnvSpec, progress: Optional[Callable[[
     network = make_network(config, env.num_actions)
     sample_action, _, _ = policy_functions(config.continuous)
     vmapped_reset = jax.vmap(env.reset, in_axes=(0, None))
-    vmapped_step = jax.vmap(env.step, in_axes=(0, 0, 0, None))
+    vmapped_step = env.step_batch or jax.vmap(env.step, in_axes=(0, 0, 0, None))
 
     def train(key: jax.Array):
         key, init_key, reset_key = jax.random.split(key, 3)

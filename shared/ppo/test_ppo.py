@@ -72,6 +72,23 @@ def test_make_train_learns_a_bandit_and_reports_progress():
     assert len(seen) == 30
 
 
+def test_make_train_steps_the_batch_through_step_batch_when_given():
+    """An env's step_batch replaces vmap(step): here the batched bandit pays for action 0 instead, so
+    training learns action 0 only if make_train called it (and the per-env step is never traced)."""
+
+    def step_never(key, state, action, params):
+        raise AssertionError("make_train traced the per-env step although step_batch was given")
+
+    def step_batch(keys, states, actions, params):
+        batch = actions.shape[0]
+        return jnp.zeros((batch, 2)), states, (actions == 0).astype(jnp.float32), jnp.ones(batch, bool), {}
+
+    config = PPOConfig(total_timesteps=16 * 16 * 30, num_envs=16, num_steps=16, learning_rate=1e-2, ent_coef=0.0)
+    spec = JaxEnvSpec("bandit, batched", _bandit_reset, step_never, None, (2,), 2, step_batch=step_batch)
+    out = jax.block_until_ready(jax.jit(make_train(config, spec))(jax.random.PRNGKey(0)))
+    assert np.asarray(out["metrics"]["episode_return"])[-3:].mean() > 0.95
+
+
 def test_host_loop_uses_the_same_network_and_learns_the_bandit():
     import gymnasium
 

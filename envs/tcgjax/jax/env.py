@@ -118,22 +118,26 @@ class TcgJaxEnv:
         the game ends and `fresh` (a new episode's EnvState, not yet advanced) is given, the loop
         switches to it and plays its opponent's opening decisions too: one loop, so that the engine
         step is compiled once whether or not the episode auto-resets. Returns (state, ended, winner)."""
+        cond, body = self._loop(fresh is not None, max_decisions)
+        carry = jax.lax.while_loop(cond, body, _loop_start(state, action, state if fresh is None else fresh))
+        return carry["state"], carry["ended"], carry["winner"]
+
+    def _loop(self, can_reset: bool, max_decisions: int):
+        """_advance's loop as (cond, body) over one game's carry (_loop_start), so that step_batch can
+        run the same body on only the games still looping."""
         tables = self.tables
-        can_reset = fresh is not None
-        fresh = state if fresh is None else fresh
 
         def finished(state):
             """The game is over, or (after the agent's action) cut at max_decisions."""
             return (state.game.phase == OVER) | (can_reset & (state.decisions >= max_decisions))
 
         def cond(carry):
-            state, first, ended, _ = carry
-            game = state.game
+            state, first, ended = carry["state"], carry["first"], carry["ended"]
             done = finished(state)
-            return first | (~done & (J.decision_player(game) != AGENT)) | (done & can_reset & ~ended)
+            return first | (~done & (J.decision_player(state.game) != AGENT)) | (done & can_reset & ~ended)
 
         def body(carry):
-            state, first, ended, winner = carry
+            state, first, ended, action = carry["state"], carry["first"], carry["ended"], carry["action"]
             game = state.game
             switch = ~first & finished(state) & can_reset & ~ended
             mask = J.legal_mask(tables, game)
@@ -144,12 +148,11 @@ class TcgJaxEnv:
             stepped = state.replace(
                 game=jax.lax.cond(agent_moves | opponent_moves, lambda g: J.step(tables, g, chosen), lambda g: g, game),
                 opponent_counter=jnp.where(opponent_moves, counter, state.opponent_counter))
-            winner = jnp.where(switch, game.winner, winner)
-            state = jax.tree_util.tree_map(lambda f, s: jnp.where(switch, f, s), fresh, stepped)
-            return state, jnp.bool_(False), ended | switch, winner
+            state = jax.tree_util.tree_map(lambda f, s: jnp.where(switch, f, s), carry["fresh"], stepped)
+            return dict(carry, state=state, first=jnp.bool_(False), ended=ended | switch,
+                        winner=jnp.where(switch, game.winner, carry["winner"]))
 
-        state, _, ended, winner = jax.lax.while_loop(cond, body, (state, jnp.bool_(True), jnp.bool_(False), jnp.int32(-1)))
-        return state, ended, winner
+        return cond, body
 
     def _fresh(self, key, params: EnvParams) -> EnvState:
         deck_key, seed_key = jax.random.split(key)
@@ -164,14 +167,51 @@ class TcgJaxEnv:
                         decks_index.astype(jnp.int32), jnp.int32(0))
 
     def step(self, key, state: EnvState, action, params: EnvParams):
+        carry, legal = self._begin(key, state, action, params)
+        cond, body = self._loop(True, params.max_decisions)
+        return self._end(state, jax.lax.while_loop(cond, body, carry), legal)
+
+    def step_batch(self, keys, states: EnvState, actions, params: EnvParams, compact: int = 0):
+        """vmap(step) over a batch, the same values, faster: under vmap step's loop runs until the
+        batch's slowest opponent is done (measured at 1,024 games: 0.97 opponent moves per agent
+        decision on average, but the batch's most 5.6 on average), so once at most `compact` games
+        (default an eighth of the batch) are still looping, the loop steps only those, gathered.
+        Each game's body runs exactly as often as under vmap; only the idle games' selects go."""
+        batch = actions.shape[0]
+        compact = compact or max(1, batch // 8)
+        carry, legal = jax.vmap(self._begin, in_axes=(0, 0, 0, None))(keys, states, actions, params)
+        cond, body = self._loop(True, params.max_decisions)
+        looping = jax.vmap(cond)
+
+        def all_games(carry, active):
+            stepped = jax.vmap(body)(carry)
+            return jax.tree_util.tree_map(
+                lambda new, old: jnp.where(active.reshape((-1,) + (1,) * (old.ndim - 1)), new, old), stepped, carry)
+
+        def gathered(carry, active):
+            index = jnp.nonzero(active, size=compact, fill_value=batch)[0]  # index batch: a free place
+            stepped = jax.vmap(body)(jax.tree_util.tree_map(lambda x: x[jnp.minimum(index, batch - 1)], carry))
+            return jax.tree_util.tree_map(lambda x, new: x.at[index].set(new, mode="drop"), carry, stepped)
+
+        def one_pass(carry):
+            active = looping(carry)
+            return jax.lax.cond(jnp.sum(active) <= compact, gathered, all_games, carry, active)
+
+        carry = jax.lax.while_loop(lambda c: jnp.any(looping(c)), one_pass, carry)
+        return jax.vmap(self._end)(states, carry, legal)
+
+    def _begin(self, key, state: EnvState, action, params: EnvParams):
+        """The action checked (an illegal one ends the game as a loss), and the loop's start."""
         action = jnp.asarray(action, jnp.int32)
         mask = J.legal_mask(self.tables, state.game)
         legal = mask[jnp.clip(action, 0, A.NUM_ACTIONS - 1)] & (action >= 0) & (action < A.NUM_ACTIONS)
         # an illegal action ends the game at once (a loss): mark it over, and the loop auto-resets
         state = state.replace(decisions=state.decisions + 1, game=state.game.replace(
             phase=jnp.where(legal, state.game.phase, OVER), winner=jnp.where(legal, state.game.winner, 1 - AGENT)))
-        next_state, ended, winner = self._advance(state, jnp.where(legal, action, -1), self._fresh(key, params),
-                                                  params.max_decisions)
+        return _loop_start(state, jnp.where(legal, action, -1), self._fresh(key, params)), legal
+
+    def _end(self, state: EnvState, carry, legal):
+        next_state, ended, winner = carry["state"], carry["ended"], carry["winner"]
         # a cut episode ends with the winner still ONGOING: reward 0
         reward = jnp.where(~legal, -1.0, jnp.where(ended & (winner == AGENT), 1.0,
                                                    jnp.where(ended & (winner == 1 - AGENT), -1.0, 0.0)))
@@ -180,3 +220,10 @@ class TcgJaxEnv:
         info = {"winner": winner, "illegal_action": ~legal, "truncated": truncated, "turn": state.game.turn,
                 "seed": state.seed, "decks": state.decks, "action_mask": obs[-A.NUM_ACTIONS:] > 0.5}
         return obs, next_state, reward.astype(jnp.float32), ended, info
+
+
+def _loop_start(state: EnvState, action, fresh: EnvState) -> dict:
+    """One game's carry through the decision loop: its state, the agent's action (-1: none), the
+    episode that follows if this one ends, and whether it has (and who won)."""
+    return {"state": state, "first": jnp.bool_(True), "ended": jnp.bool_(False), "winner": jnp.int32(-1),
+            "action": jnp.asarray(action, jnp.int32), "fresh": fresh}
