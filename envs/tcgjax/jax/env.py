@@ -106,25 +106,25 @@ class TcgJaxEnv:
 
     def start(self, decks_index, seed_low, seed_high, params: EnvParams) -> tuple[jnp.ndarray, EnvState]:
         """A new episode from bank indices and a seed (what reset draws from its key)."""
-        state, _, _ = self._advance(self._new_state(decks_index, seed_low, seed_high, params), jnp.int32(-1))
+        state = self._to_agent(self._new_state(decks_index, seed_low, seed_high, params))
         return observe(self.tables, state.game, AGENT), state
 
     def reset(self, key, params: EnvParams) -> tuple[jnp.ndarray, EnvState]:
-        state, _, _ = self._advance(self._fresh(key, params), jnp.int32(-1))
+        state = self._to_agent(self._fresh(key, params))
         return observe(self.tables, state.game, AGENT), state
 
-    def _advance(self, state: EnvState, action, fresh=None, max_decisions: int = 0):
-        """The agent's action (none when action < 0), then the opponent's until the agent decides. When
-        the game ends and `fresh` (a new episode's EnvState, not yet advanced) is given, the loop
-        switches to it and plays its opponent's opening decisions too: one loop, so that the engine
-        step is compiled once whether or not the episode auto-resets. Returns (state, ended, winner)."""
-        cond, body = self._loop(fresh is not None, max_decisions)
-        carry = jax.lax.while_loop(cond, body, _loop_start(state, action, state if fresh is None else fresh))
-        return carry["state"], carry["ended"], carry["winner"]
+    def _to_agent(self, state: EnvState) -> EnvState:
+        """A new episode's opening decisions of the opponent, up to the agent's first (reset, start)."""
+        cond, body = self._loop(False, 0)
+        return jax.lax.while_loop(cond, body, _loop_start(state, -1, state))["state"]
 
     def _loop(self, can_reset: bool, max_decisions: int):
-        """_advance's loop as (cond, body) over one game's carry (_loop_start), so that step_batch can
-        run the same body on only the games still looping."""
+        """The decision loop as (cond, body) over one game's carry (_loop_start): the agent's action
+        (none when it is -1), then the opponent's until the agent decides. With can_reset, when the
+        game ends (or is cut at max_decisions) the loop switches to the carry's fresh episode and
+        plays its opponent's opening decisions too: one loop, so that the engine step is compiled
+        once whether or not the episode auto-resets. step runs it under while_loop; step_batch runs
+        the same body on only the games still looping."""
         tables = self.tables
 
         def finished(state):
