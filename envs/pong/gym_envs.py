@@ -3,12 +3,13 @@ envport/PongJax-v0 (the JAX translation).
 
 Seeding: reset(seed=s) on a single env runs C's srand(s) then c_reset; reset() without a seed
 draws the next C seed from the env's np_random, so a seeded env replays the same trajectory.
-Vector envs seed env i with i + s * num_envs, as PufferLib's vec_reset does.
+Vector envs seed env i with i + s * num_envs, as PufferLib's vec_reset does, or with
+options["env_seeds"][i] when given (PPO's host loop uses this to start where make_train starts).
 
 Episodes end inside step, as in C: the step that returns terminated=True also resets the game, so
 its observation is the next episode's first. The C backend's serves come from libc's rand(),
 which is global to the process: two C envs stepped in one process share one stream (PufferLib's
-own behaviour); each JAX env has its own.
+own behaviour) unless the vector env is made with private_streams=True; each JAX env has its own.
 """
 
 from __future__ import annotations
@@ -127,19 +128,35 @@ class _PongVectorBase(VectorEnv):
         self._seeded = True
         return int(seed)
 
+    def _env_seeds(self, seed: Optional[int], options: Optional[dict]) -> np.ndarray:
+        """Each env's C seed: options["env_seeds"] (one per env) if given, else i + seed * num_envs."""
+        base = self._vector_seed(seed)
+        if options and "env_seeds" in options:
+            seeds = np.asarray(options["env_seeds"])
+            if seeds.shape != (self.num_envs,) or not np.issubdtype(seeds.dtype, np.integer):
+                raise ValueError(f"options['env_seeds'] must be {self.num_envs} integers, got {seeds.dtype} {seeds.shape}")
+            if np.any((seeds < 0) | (seeds >= 2**32)):
+                raise ValueError("options['env_seeds'] must be C unsigned ints, in [0, 2**32)")
+            return seeds.astype(np.uint32)
+        return ((np.arange(self.num_envs, dtype=np.int64) + base * self.num_envs) % 2**32).astype(np.uint32)
+
     def _check_actions(self, actions) -> np.ndarray:
         return validate_discrete_actions(actions, self.num_envs)
 
 
 class CPongVectorEnv(_PongVectorBase):
-    """num_envs C Pongs stepped by one C call per step, as PufferLib steps them."""
+    """num_envs C Pongs stepped by one C call per step, as PufferLib steps them.
 
-    def __init__(self, num_envs: int = 1, config: Optional[PongConfig] = None, **config_overrides: Any):
+    private_streams=True gives each env its own libc rand() state (CPongVec), so that env i serves
+    as JaxPongVectorEnv's env i does: the two vector envs then replay each other exactly."""
+
+    def __init__(self, num_envs: int = 1, config: Optional[PongConfig] = None, private_streams: bool = False,
+                 **config_overrides: Any):
         super().__init__(num_envs, config, config_overrides)
-        self._env = CPongVec(num_envs=self.num_envs, seed=0, config=self.config)
+        self._env = CPongVec(num_envs=self.num_envs, seed=0, config=self.config, private_streams=private_streams)
 
     def reset(self, *, seed: Optional[int] = None, options: Optional[dict] = None):
-        return self._env.reset(self._vector_seed(seed)).copy(), {}
+        return self._env.reset_each(self._env_seeds(seed, options)).copy(), {}
 
     def step(self, actions):
         observations, rewards, terminals = self._env.step(self._check_actions(actions))
@@ -161,8 +178,7 @@ class JaxPongVectorEnv(_PongVectorBase):
         self._state = None
 
     def reset(self, *, seed: Optional[int] = None, options: Optional[dict] = None):
-        base = self._vector_seed(seed)
-        seeds = ((np.arange(self.num_envs, dtype=np.int64) + base * self.num_envs) % 2**32).astype(np.uint32)
+        seeds = self._env_seeds(seed, options)
         observations, self._state = self._reset_fn(jnp.asarray(seeds))
         return np.asarray(observations), {}
 

@@ -1,5 +1,5 @@
-"""Pong's two L4 backends: PPO trained on the JAX env (make_train) or on the C env (host loop), and
-greedy evaluation of a policy on either backend with the same seeds."""
+"""Pong's two L4 backends: PPO trained on the JAX env (make_train) or on the C env (host loop) from
+the same random streams, and greedy evaluation of a policy on either backend with the same seeds."""
 
 from __future__ import annotations
 
@@ -103,12 +103,28 @@ def jax_backend(settings: L4Settings = L4Settings(), show_progress: bool = False
     return L4Backend("JAX", train, lambda params, seed: evaluate_on_jax(settings, params, seed))
 
 
+def make_train_starts(num_envs: int):
+    """The host loop's reset options for starting each C env where make_train starts JAX env i:
+    at the C seed that jax_pong.reset draws from split(reset_key, num_envs)[i]."""
+    def options(reset_key: jax.Array) -> dict:
+        keys = jax.random.split(reset_key, num_envs)
+        return {"env_seeds": np.asarray(jax.vmap(jax_pong.seed_of_key)(keys))}
+
+    return options
+
+
 def c_backend(settings: L4Settings = L4Settings(), show_progress: bool = False) -> L4Backend:
+    """PPO's host loop on PufferLib's C Pong, from the same random streams as jax_backend: C envs
+    with private rand() streams started at make_train's seeds, and the host loop's key schedule,
+    which is make_train's. A seed's two runs then differ only where the envs do."""
     def train(seed: int) -> TrainOutcome:
         config = dataclasses.replace(settings.ppo, seed=seed)
-        env = CPongVectorEnv(config.num_envs, config=settings.pong)
-        train_state, metrics, _ = train_host(config, env, show_progress=show_progress, name="pong C")
-        env.close()
+        env = CPongVectorEnv(config.num_envs, config=settings.pong, private_streams=True)
+        try:
+            train_state, metrics, _ = train_host(config, env, show_progress=show_progress, name="pong C",
+                                                 reset_options=make_train_starts(config.num_envs))
+        finally:
+            env.close()
         steps, returns = training_curve(config, metrics["episode_return"])
         return TrainOutcome(train_state.params, steps, returns)
 

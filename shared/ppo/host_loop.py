@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
+from typing import Callable
 
 import gymnasium
 import jax
@@ -32,9 +33,17 @@ class PhaseTimes:
 
 
 def train_host(config: PPOConfig, vector_env: gymnasium.vector.VectorEnv, show_progress: bool = True,
-               name: str = "env", max_updates: int | None = None):
+               name: str = "env", max_updates: int | None = None,
+               reset_options: Callable[[jax.Array], dict] | None = None):
     """PPO on a Gymnasium VectorEnv with a Discrete single action space (or a 1-D Box one with
-    config.continuous). Returns (train_state, metrics dict of numpy arrays, PhaseTimes)."""
+    config.continuous). Returns (train_state, metrics dict of numpy arrays, PhaseTimes).
+
+    The key is split exactly as make_train splits it (init/reset keys, then per step an action key
+    and an env key, per update an update key), so the same seed samples the same actions from the
+    same logits and shuffles the same minibatches in both loops. `reset_options(reset_key)`, if
+    given, returns the `options` of the vector env's first reset: an env whose JAX twin derives
+    each env's seed from `split(reset_key, num_envs)` (make_train's reset) can start from the same
+    states, and then the two loops train alike step for step."""
     if vector_env.num_envs != config.num_envs:
         raise ValueError(f"config.num_envs={config.num_envs} but the vector env has {vector_env.num_envs}")
     space = vector_env.single_action_space
@@ -48,7 +57,7 @@ def train_host(config: PPOConfig, vector_env: gymnasium.vector.VectorEnv, show_p
         network = make_network(config, int(space.n))
     sample_action, _, _ = policy_functions(config.continuous)
     key = jax.random.PRNGKey(config.seed)
-    key, init_key = jax.random.split(key)
+    key, init_key, reset_key = jax.random.split(key, 3)
     train_state = make_train_state(config, network, init_key, vector_env.single_observation_space.shape)
 
     @jax.jit
@@ -59,7 +68,8 @@ def train_host(config: PPOConfig, vector_env: gymnasium.vector.VectorEnv, show_p
 
     jit_update = jax.jit(lambda ts, tr, last_obs, k: update(ts, tr, last_obs, k, config))
     times = PhaseTimes()
-    obs, _ = vector_env.reset(seed=config.seed)
+    options = None if reset_options is None else reset_options(reset_key)
+    obs, _ = vector_env.reset(seed=config.seed, options=options)
     running = np.zeros(config.num_envs)
     returns_per_update, losses_per_update = [], []
     updates = config.num_updates if max_updates is None else min(max_updates, config.num_updates)
@@ -73,11 +83,11 @@ def train_host(config: PPOConfig, vector_env: gymnasium.vector.VectorEnv, show_p
             buffers = {k: [] for k in Transition._fields}
             finished = []
             for _ in range(config.num_steps):
-                key, step_key = jax.random.split(key)
+                key, action_key, _env_key = jax.random.split(key, 3)  # the env key is make_train's env step's
                 t0 = time.perf_counter()
                 obs_device = jnp.asarray(obs)
                 t1 = time.perf_counter()
-                action, logp, value = act(train_state.params, obs_device, step_key)
+                action, logp, value = act(train_state.params, obs_device, action_key)
                 action.block_until_ready()
                 t2 = time.perf_counter()
                 action_host, logp_host, value_host = jax.device_get((action, logp, value))

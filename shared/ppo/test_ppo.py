@@ -2,6 +2,7 @@
 
 import dataclasses
 
+import gymnasium
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -253,3 +254,56 @@ def test_both_loops_never_choose_a_masked_action():
 
     out = jax.jit(make_train(config, JaxEnvSpec("masked", reset, step, None, (2,), 2)))(jax.random.PRNGKey(0))
     assert np.all(np.asarray(out["metrics"]["episode_return"]) == 1.0)
+
+
+# A guessing game whose starts come from the reset key: the target (0 or 1) is drawn at reset and
+# shown; guessing it pays 1; after 3 guesses the episode ends and the next target follows from the
+# last one and the last guess (no step key, so a host VectorEnv can replay it without keys).
+def _guess_reset(key, params):
+    target = jax.random.bernoulli(key).astype(jnp.int32)
+    return jax.nn.one_hot(target, 2), (target, jnp.int32(0))
+
+
+def _guess_step(key, state, action, params):
+    target, t = state
+    done = t == 2
+    next_target = jnp.where(done, (target + action + 1) % 2, target)
+    next_t = jnp.where(done, 0, t + 1)
+    return jax.nn.one_hot(next_target, 2), (next_target, next_t), (action == target).astype(jnp.float32), done, {}
+
+
+class GuessVector(gymnasium.vector.VectorEnv):
+    """The guessing game as a host VectorEnv: starts from options['keys'] (or from the seed)."""
+
+    def __init__(self, n, use_options=True):
+        self.num_envs, self.use_options = n, use_options
+        self.single_observation_space = gymnasium.spaces.Box(0, 1, (2,), np.float32)
+        self.single_action_space = gymnasium.spaces.Discrete(2)
+        self._step = jax.jit(jax.vmap(lambda s, a: _guess_step(None, s, a, None)))
+
+    def reset(self, *, seed=None, options=None):
+        keys = options["keys"] if self.use_options else jax.random.split(jax.random.PRNGKey(seed), self.num_envs)
+        obs, self.state = jax.vmap(_guess_reset, in_axes=(0, None))(keys, None)
+        return np.asarray(obs), {}
+
+    def step(self, actions):
+        obs, self.state, reward, done, _ = self._step(self.state, jnp.asarray(actions))
+        return np.asarray(obs), np.asarray(reward), np.asarray(done), np.zeros(self.num_envs, bool), {}
+
+
+def test_the_host_loop_trains_what_make_train_trains_from_the_same_starts():
+    """Same seed, same env, same starts: both loops draw the same keys in the same order, so the
+    trained parameters are equal bit for bit (what lets L4 pair a seed's runs on two backends)."""
+    config = PPOConfig(total_timesteps=8 * 16 * 3, num_envs=8, num_steps=16, num_minibatches=2, learning_rate=1e-2)
+    spec = JaxEnvSpec("guess", _guess_reset, _guess_step, None, (2,), 2)
+    fused = jax.jit(make_train(config, spec))(jax.random.PRNGKey(config.seed))["train_state"].params
+
+    def host(vector):
+        options = lambda reset_key: {"keys": jax.random.split(reset_key, config.num_envs)}  # noqa: E731
+        return train_host(config, vector, show_progress=False, reset_options=options)[0].params
+
+    def equal(a, b):
+        return all(np.array_equal(x, y) for x, y in zip(jax.tree.leaves(a), jax.tree.leaves(b), strict=True))
+
+    assert equal(host(GuessVector(8)), fused)
+    assert not equal(host(GuessVector(8, use_options=False)), fused)  # other starts, another training

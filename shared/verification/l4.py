@@ -13,6 +13,14 @@ policy on both backends, and test equivalence of mean returns with two one-sided
 The verdict is "equivalent" only if every test rejects non-equivalence at alpha. Results are written
 as JSON and markdown, with a PNG of both backends' training curves.
 
+training_paired=True pairs the training tests by seed (ttost_paired on the per-seed differences):
+for backends whose two training loops draw every random number from the seed alike (the same
+initial parameters, env starts, sampled actions and minibatch order; PPO's host loop follows
+make_train's key schedule), so that seed s's two runs differ only where the envs do. Identical
+envs then train identical policies, which the report counts, and any difference between the envs
+shows up as a per-seed difference. Without that pairing the seeds' spread (PPO's bimodal outcomes)
+swamps any margin a few seeds can test.
+
 compare_training=False leaves the training tests out, for envs whose reference is too slow to train
 with the translation's budget (PokeJAX: Showdown trains with a small one): comparing policies trained
 with different budgets says nothing about the backends, so the verdict is then on transfer alone,
@@ -92,6 +100,8 @@ class TransferReport:
     curves: dict[str, list[dict]]
     # why the training tests were left out (run_policy_transfer's compare_training=False), or ""
     training_not_compared: str = ""
+    # training_paired: per seed, whether both backends trained bitwise the same policy (else None)
+    identical_policies: Optional[list[bool]] = None
 
     @property
     def equivalent(self) -> bool:
@@ -104,6 +114,7 @@ class TransferReport:
             "tests": [dataclasses.asdict(t) for t in self.tests],
             "verdict": "equivalent" if self.equivalent else "not shown equivalent",
             "training_not_compared": self.training_not_compared,
+            "identical_policies": self.identical_policies,
             "curves": self.curves,
         }
 
@@ -126,6 +137,12 @@ class TransferReport:
                          f"{t.p_value:.2e} | {verdict}{note} |")
         if self.training_not_compared:
             lines += ["", f"Training equivalence not tested: {self.training_not_compared}."]
+        if self.identical_policies is not None:
+            same = [seed for seed, identical in zip(self.seeds, self.identical_policies, strict=True) if identical]
+            lines += ["", f"Training paired by seed (both backends train from the same random streams): "
+                          f"{len(same)} of {len(self.seeds)} seeds trained bitwise identical policies on both "
+                          f"backends" + (f" (seeds {', '.join(map(str, same))})" if 0 < len(same) < len(self.seeds) else "")
+                          + "."]
         lines += ["", f"**Verdict: {'equivalent' if self.equivalent else 'not shown equivalent'}** "
                       f"(every test must reject |difference| >= {self.delta} at alpha {self.alpha})."]
         return "\n".join(lines)
@@ -146,12 +163,15 @@ class TransferReport:
 def run_policy_transfer(backends: Sequence[L4Backend], *, env: str, delta: float, seeds: Sequence[int] = range(10),
                         alpha: float = 0.05, eval_seed: int = 10_000, out_dir: Optional[str | Path] = None,
                         log: Callable[[str], None] = print, compare_training: bool = True,
-                        training_not_compared: str = "") -> TransferReport:
-    """compare_training=False needs training_not_compared: the reason, which the report prints."""
+                        training_not_compared: str = "", training_paired: bool = False) -> TransferReport:
+    """compare_training=False needs training_not_compared: the reason, which the report prints.
+    training_paired: the training tests pair the two backends' runs of each seed (module docstring)."""
     if len(backends) != 2:
         raise ValueError("L4 compares exactly two backends")
     if not compare_training and not training_not_compared:
         raise ValueError("compare_training=False needs training_not_compared: the reason the report will give")
+    if training_paired and not compare_training:
+        raise ValueError("training_paired pairs the training tests, which compare_training=False leaves out")
     seeds = [int(s) for s in seeds]
     names = [b.name for b in backends]
     policies: dict[str, list] = {}
@@ -174,17 +194,36 @@ def run_policy_transfer(backends: Sequence[L4Backend], *, env: str, delta: float
     tests = []
     for evaluate in names if compare_training else ():
         tests.append(tost(returns[names[0]][evaluate], returns[names[1]][evaluate], delta, alpha,
-                          f"training, evaluated on {evaluate}", (f"trained on {names[0]}", f"trained on {names[1]}")))
+                          f"training, evaluated on {evaluate}", (f"trained on {names[0]}", f"trained on {names[1]}"),
+                          paired=training_paired))
+        if training_paired:
+            tests[-1].note = "paired by seed" if tests[-1].note == "paired" else f"paired by seed; {tests[-1].note}"
     for train in names:
         tests.append(tost(returns[train][names[0]], returns[train][names[1]], delta, alpha,
                           f"transfer, trained on {train}", (f"evaluated on {names[0]}", f"evaluated on {names[1]}"),
                           paired=True))
+    identical = None
+    if training_paired:
+        identical = [_same_arrays(first, second)
+                     for first, second in zip(policies[names[0]], policies[names[1]], strict=True)]
     report = TransferReport(env=env, delta=delta, alpha=alpha, seeds=seeds, backends=names, returns=returns,
                             tests=tests, curves=curves,
-                            training_not_compared="" if compare_training else training_not_compared)
+                            training_not_compared="" if compare_training else training_not_compared,
+                            identical_policies=identical)
     if out_dir is not None:
         report.save(out_dir)
     return report
+
+
+def _same_arrays(first: Any, second: Any) -> bool:
+    """Whether two policies (pytrees of arrays, e.g. flax params) hold the same arrays bit for bit."""
+    import jax
+
+    first_leaves, first_tree = jax.tree.flatten(first)
+    second_leaves, second_tree = jax.tree.flatten(second)
+    return first_tree == second_tree and all(
+        np.asarray(a).dtype == np.asarray(b).dtype and np.array_equal(np.asarray(a), np.asarray(b))
+        for a, b in zip(first_leaves, second_leaves, strict=True))
 
 
 def plot_curves(env: str, curves: dict, path: str | Path) -> None:

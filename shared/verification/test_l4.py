@@ -96,3 +96,45 @@ def test_curves_of_budgets_tenfold_apart_get_a_log_axis(tmp_path, monkeypatch):
     assert scales == ["log"]
     plot_curves("env", {"A": [long_], "B": [long_]}, tmp_path / "linear.png")
     assert scales == ["log"] and (tmp_path / "linear.png").read_bytes()[:4] == b"\x89PNG"
+
+
+def seed_driven_backend(name: str, eval_bias: float = 0.0, drift: float = 0.0) -> L4Backend:
+    """Training outcomes that depend on the seed alone (bimodal, as PPO's often are), as when both
+    backends train from the same random streams; `drift` makes this backend's policies differ."""
+    def train(seed: int) -> TrainOutcome:
+        skill = (33.6 if seed % 3 else -16.2) + drift
+        return TrainOutcome(policy={"w": np.full(3, skill, np.float32)}, curve_steps=np.arange(1, 4) * 10,
+                            curve_returns=np.linspace(0, skill, 3))
+
+    return L4Backend(name, train, lambda policy, seed: float(policy["w"][0]) + eval_bias)
+
+
+def test_training_paired_by_seed_sees_through_the_spread_and_counts_identical_policies(tmp_path):
+    same = [seed_driven_backend("A"), seed_driven_backend("B")]
+    unpaired = run_policy_transfer(same, env="synthetic", delta=1.0, log=lambda _: None)
+    assert not unpaired.equivalent  # Welch: a 24-point spread between seeds hides everything
+    report = run_policy_transfer(same, env="synthetic", delta=1.0, log=lambda _: None, out_dir=tmp_path,
+                                 training_paired=True)
+    assert report.equivalent and report.identical_policies == [True] * 10
+    training = [t for t in report.tests if t.comparison.startswith("training")]
+    assert len(training) == 2 and all("paired by seed" in t.note for t in training)
+    assert "10 of 10 seeds trained bitwise identical policies" in (tmp_path / "l4.md").read_text()
+    assert json.loads((tmp_path / "l4.json").read_text())["identical_policies"] == [True] * 10
+
+
+@pytest.mark.parametrize("drift, equivalent, identical", [
+    (1e-3, True, 0),   # policies differ in every bit pattern but score within the margin
+    (1.5, False, 0),   # every seed's policy scores 1.5 higher on one backend's training
+])
+def test_paired_training_still_fails_a_difference_and_counts_policies_that_differ(drift, equivalent, identical):
+    report = run_policy_transfer([seed_driven_backend("A"), seed_driven_backend("B", drift=drift)], env="synthetic",
+                                 delta=1.0, log=lambda _: None, training_paired=True)
+    assert report.equivalent is equivalent and sum(report.identical_policies) == identical
+    assert "0 of 10 seeds" in report.to_markdown()
+
+
+def test_training_paired_needs_the_training_tests():
+    with pytest.raises(ValueError, match="training_paired"):
+        run_policy_transfer([seed_driven_backend("A"), seed_driven_backend("B")], env="synthetic", delta=1.0,
+                            log=lambda _: None, compare_training=False, training_not_compared="budgets",
+                            training_paired=True)

@@ -164,10 +164,14 @@ def state_from_fields(fields, rand_seed, params: EnvParams = EnvParams()) -> Env
     return state.replace(observation=_observe(state, params))
 
 
+def seed_of_key(key: jax.Array) -> jax.Array:
+    """The 31-bit C seed that `reset(key)` starts from (uint32)."""
+    return jax.random.bits(key, dtype=jnp.uint32) >> jnp.uint32(1)
+
+
 def reset(key: jax.Array, params: EnvParams = EnvParams()) -> tuple[jax.Array, EnvState]:
-    """gymnax reset: the key picks a 31-bit C seed. Use reset_from_seed to match a C seed."""
-    seed = jax.random.bits(key, dtype=jnp.uint32) >> jnp.uint32(1)
-    return reset_from_seed(seed, params)
+    """gymnax reset: the key picks a 31-bit C seed (seed_of_key). Use reset_from_seed to match a C seed."""
+    return reset_from_seed(seed_of_key(key), params)
 
 
 def _computed_once(events: jax.Array) -> jax.Array:

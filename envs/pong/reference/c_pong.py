@@ -37,6 +37,9 @@ def _library() -> ctypes.CDLL:
                                       ctypes.POINTER(_CConfig)]
     lib.envport_pong_reset.argtypes = [ctypes.c_void_p, ctypes.c_int]
     lib.envport_pong_step.argtypes = [ctypes.c_void_p]
+    lib.envport_pong_private_streams.restype = ctypes.c_int
+    lib.envport_pong_private_streams.argtypes = [ctypes.c_void_p]
+    lib.envport_pong_reset_each.argtypes = [ctypes.c_void_p, ctypes.POINTER(ctypes.c_uint)]
     lib.envport_pong_rollout.argtypes = [ctypes.c_void_p, _FLOAT_P, ctypes.c_int, _FLOAT_P, _FLOAT_P, _UCHAR_P]
     lib.envport_pong_internal.restype = ctypes.c_int
     lib.envport_pong_internal.argtypes = [ctypes.c_void_p, ctypes.c_int, ctypes.POINTER(_CInternal)]
@@ -87,9 +90,15 @@ class CPongVec:
     The observation, reward and terminal buffers are numpy arrays that C writes in place; step()
     returns them (not copies), as PufferLib does. libc's rand() is global to the process: every
     CPongVec in one process draws serves from the same stream after its reset.
+
+    private_streams=True gives each env its own state of libc's generator instead (glibc's
+    initstate/setstate around each env's step; the process's stream is left as it was): env i then
+    serves exactly as a lone env seeded like it, as each JAX env does. The vector is reset with
+    `seed` when made, so that every stream is seeded before the first step.
     """
 
-    def __init__(self, num_envs: int = 1, seed: int = 0, config: PongConfig = PongConfig()):
+    def __init__(self, num_envs: int = 1, seed: int = 0, config: PongConfig = PongConfig(),
+                 private_streams: bool = False):
         if int(num_envs) < 1:
             raise ValueError(f"num_envs must be at least 1, got {num_envs}")
         self.num_envs = int(num_envs)
@@ -111,10 +120,29 @@ class CPongVec:
         )
         if not self._handle:
             raise MemoryError("envport_pong_init failed to allocate the environments")
+        self.private_streams = bool(private_streams)
+        if self.private_streams:
+            if self._lib.envport_pong_private_streams(self._handle) != 0:
+                self.close()
+                raise MemoryError("envport_pong_private_streams failed to allocate the generator states")
+            self.reset(seed)
 
     def reset(self, seed: int = 0) -> np.ndarray:
         self._check_open()
         self._lib.envport_pong_reset(self._handle, _int32(seed, "seed"))
+        return self.observations
+
+    def reset_each(self, seeds) -> np.ndarray:
+        """Seed env i's stream with seeds[i] (C unsigned ints) and reset it: srand(seeds[i]) on the
+        process's stream, or env i's own stream with private_streams."""
+        self._check_open()
+        seeds = np.asarray(seeds)
+        if seeds.shape != (self.num_envs,) or not np.issubdtype(seeds.dtype, np.integer):
+            raise ValueError(f"expected {self.num_envs} integer seeds, got {seeds.dtype} of shape {seeds.shape}")
+        if np.any((seeds < 0) | (seeds >= 2**32)):
+            raise ValueError("seeds must be C unsigned ints, in [0, 2**32)")
+        c_seeds = np.ascontiguousarray(seeds, dtype=np.uint32)
+        self._lib.envport_pong_reset_each(self._handle, _pointer(c_seeds, ctypes.c_uint))
         return self.observations
 
     def step(self, actions) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -167,7 +195,7 @@ class CPongVec:
 
     def set_internal_state(self, index: int, fields: dict, rand_seed: int) -> None:
         """Put env `index` into the given state (all INTERNAL_FIELDS), recompute its observation,
-        and srand(rand_seed) the process's rand()."""
+        and seed its stream with rand_seed (srand on the process's rand(), or its private stream)."""
         self._check_open()
         missing = [name for name in INTERNAL_FIELDS if name not in fields]
         if missing:

@@ -3,7 +3,15 @@
  *
  * Seeding follows env_binding.h exactly: env i is seeded with srand(i + seed * num_envs) before its
  * init and before its reset. libc's rand() state is global to the process, so after a reset every
- * env draws its later serves from one shared stream, as in PufferLib. */
+ * env draws its later serves from one shared stream, as in PufferLib.
+ *
+ * Private streams (envport_pong_private_streams) give each env its own state of that same libc
+ * generator instead: glibc's initstate() seeds a caller-owned state exactly as srand() seeds the
+ * default one (128 bytes selects the same TYPE_3 generator), and setstate() points rand() at it
+ * before the env steps. Each env then draws the serves it would draw alone in its process, which
+ * is what the JAX translation (one generator per env) does; PPO uses it to train on both backends
+ * from the same random streams. The process's own stream is restored after every call. */
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include "pong.h"
@@ -23,9 +31,13 @@ typedef struct PongInternal {
     int tick, n_bounces, win;
 } PongInternal;
 
+/* glibc's TYPE_3 generator (rand()'s default after srand) keeps 31 words plus one of bookkeeping. */
+#define RAND_STATE_WORDS 32
+
 typedef struct PongVec {
     int num_envs;
     Pong* envs;
+    int32_t (*rand_states)[RAND_STATE_WORDS]; /* NULL: the process's one stream, as PufferLib */
 } PongVec;
 
 PongVec* envport_pong_init(float* observations, float* actions, float* rewards,
@@ -63,7 +75,38 @@ PongVec* envport_pong_init(float* observations, float* actions, float* rewards,
     return vec;
 }
 
+/* From now on each env draws from its own generator (seeded by the next reset). 0, or -1 if out
+ * of memory. */
+int envport_pong_private_streams(PongVec* vec) {
+    if (vec->rand_states != NULL) return 0;
+    vec->rand_states = calloc((size_t)vec->num_envs, sizeof(*vec->rand_states));
+    return vec->rand_states == NULL ? -1 : 0;
+}
+
+/* Seed env i's stream with seeds[i] (its own, or the process's) and reset env i. */
+void envport_pong_reset_each(PongVec* vec, const unsigned int* seeds) {
+    char* process_state = NULL;
+    for (int i = 0; i < vec->num_envs; i++) {
+        if (vec->rand_states != NULL) {
+            char* previous = initstate(seeds[i], (char*)vec->rand_states[i], sizeof(vec->rand_states[i]));
+            if (process_state == NULL) process_state = previous;
+        } else {
+            srand(seeds[i]);
+        }
+        c_reset(&vec->envs[i]);
+    }
+    if (process_state != NULL) setstate(process_state);
+}
+
 void envport_pong_reset(PongVec* vec, int seed) {
+    if (vec->rand_states != NULL) {
+        unsigned int* seeds = malloc((size_t)vec->num_envs * sizeof(unsigned int));
+        if (seeds == NULL) return;
+        for (int i = 0; i < vec->num_envs; i++) seeds[i] = (unsigned int)(i + seed * vec->num_envs);
+        envport_pong_reset_each(vec, seeds);
+        free(seeds);
+        return;
+    }
     for (int i = 0; i < vec->num_envs; i++) {
         srand(i + seed * vec->num_envs);
         c_reset(&vec->envs[i]);
@@ -71,9 +114,16 @@ void envport_pong_reset(PongVec* vec, int seed) {
 }
 
 void envport_pong_step(PongVec* vec) {
+    if (vec->rand_states == NULL) {
+        for (int i = 0; i < vec->num_envs; i++) c_step(&vec->envs[i]);
+        return;
+    }
+    char* process_state = setstate((char*)vec->rand_states[0]);
     for (int i = 0; i < vec->num_envs; i++) {
+        setstate((char*)vec->rand_states[i]);
         c_step(&vec->envs[i]);
     }
+    setstate(process_state);
 }
 
 /* Many steps in one call, reading actions[t * num_envs + i] and writing step t's outputs at
@@ -117,8 +167,8 @@ int envport_pong_internal(const PongVec* vec, int index, PongInternal* out) {
 }
 
 /* Put env `index` into a given state (for L1/L2 tests that start the real C code from a chosen
- * state): copies the fields, recomputes the observation buffer as a frame would, and reseeds the
- * process's rand() with srand(rand_seed). */
+ * state): copies the fields, recomputes the observation buffer as a frame would, and seeds the
+ * env's stream (its own, or the process's) with rand_seed. */
 int envport_pong_set_internal(PongVec* vec, int index, const PongInternal* in, unsigned int rand_seed) {
     if (index < 0 || index >= vec->num_envs || in == NULL) return -1;
     Pong* env = &vec->envs[index];
@@ -134,12 +184,17 @@ int envport_pong_set_internal(PongVec* vec, int index, const PongInternal* in, u
     env->n_bounces = in->n_bounces;
     env->win = in->win;
     compute_observations(env);
-    srand(rand_seed);
+    if (vec->rand_states != NULL) {
+        setstate(initstate(rand_seed, (char*)vec->rand_states[index], sizeof(vec->rand_states[index])));
+    } else {
+        srand(rand_seed);
+    }
     return 0;
 }
 
 void envport_pong_free(PongVec* vec) {
     if (vec == NULL) return;
+    free(vec->rand_states);
     free(vec->envs);
     free(vec);
 }

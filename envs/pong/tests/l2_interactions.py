@@ -87,3 +87,86 @@ def test_a_policy_scores_the_same_on_both_backends():
         on_jax = policy_transfer.evaluate_on_jax(settings, params, seed=init_seed)
         on_c = policy_transfer.evaluate_on_c(settings, params, seed=init_seed)
         assert on_jax == on_c and -21.0 <= on_c <= 21.0 + 0.1 * 2000
+
+
+def _random_play(vector, seeds, steps: int, rng_seed: int = 1):
+    """Observations, rewards and terminals of `steps` random-action steps after reset(env_seeds=seeds)."""
+    rng = np.random.default_rng(rng_seed)
+    first, _ = vector.reset(options={"env_seeds": seeds})
+    frames = [(first, np.zeros(vector.num_envs, np.float32), np.zeros(vector.num_envs, bool))]
+    for _ in range(steps):
+        observations, rewards, terminated, _, _ = vector.step(rng.integers(0, 3, vector.num_envs))
+        frames.append((observations.copy(), np.asarray(rewards, np.float32), np.asarray(terminated)))
+    return frames
+
+
+def test_c_envs_with_private_streams_replay_the_jax_vector_env():
+    """Each C env on its own libc rand() state serves as a lone C env seeded alike, which is what
+    each JAX env does; on the process's one stream (PufferLib's way) the serves differ."""
+    from envs.pong.gym_envs import CPongVectorEnv, JaxPongVectorEnv
+
+    config = PongConfig(frameskip=8)
+    seeds = np.random.default_rng(0).integers(0, 2**31, 12)
+    jax_frames = _random_play(JaxPongVectorEnv(12, config=config), seeds, 400)
+    private = CPongVectorEnv(12, config=config, private_streams=True)
+    shared_stream = CPongVectorEnv(12, config=config)
+    for t, (c, j) in enumerate(zip(_random_play(private, seeds, 400), jax_frames, strict=True)):
+        for field, a, b in zip(("observation", "reward", "terminal"), c, j, strict=True):
+            assert np.array_equal(a, b), (t, field)
+    assert sum(int(f[2].sum()) for f in jax_frames) >= 12  # episodes ended, so later serves were drawn
+    differs = [not np.array_equal(c[0], j[0]) for c, j in zip(_random_play(shared_stream, seeds, 400), jax_frames, strict=True)]
+    assert any(differs) and not differs[0]  # the same starts, then the shared stream's serves
+    private.close()
+    shared_stream.close()
+
+
+def test_private_streams_leave_the_process_stream_as_it_was():
+    """A vector on private streams stepping in between does not move the process's rand()."""
+    from envs.pong.reference.c_pong import CPongVec
+
+    config = PongConfig(frameskip=8)
+    actions = np.random.default_rng(2).integers(0, 3, (300, 4))
+
+    def shared_run(interleave: bool):
+        shared_stream = CPongVec(num_envs=4, seed=0, config=config)
+        shared_stream.reset(7)
+        private = CPongVec(num_envs=3, seed=5, config=config, private_streams=True)
+        observations = []
+        for step in actions:
+            if interleave:
+                private.step(np.asarray([1, 2, 0]))
+            observations.append(shared_stream.step(step)[0].copy())
+        shared_stream.close()
+        private.close()
+        return np.asarray(observations)
+
+    assert np.array_equal(shared_run(True), shared_run(False))
+
+
+def test_ppo_trains_bitwise_the_same_policy_on_both_backends():
+    """L4's two training loops from one seed: make_train on JAX and the host loop on C (private
+    streams, make_train's starts) end with the same parameters, bit for bit; C on the process's one
+    stream (PufferLib's way) trains another policy."""
+    import dataclasses
+
+    import jax
+
+    from envs.pong import policy_transfer
+    from envs.pong.gym_envs import CPongVectorEnv
+    from shared.ppo import train_host
+
+    settings = policy_transfer.L4Settings(ppo=dataclasses.replace(
+        policy_transfer.L4Settings().ppo, total_timesteps=8 * 64 * 3, num_envs=8, num_steps=64))
+
+    def leaves(params):
+        return [np.asarray(x) for x in jax.tree.leaves(params)]
+
+    on_jax = leaves(policy_transfer.jax_backend(settings).train(4).policy)
+    on_c = leaves(policy_transfer.c_backend(settings).train(4).policy)
+    assert all(np.array_equal(a, b) for a, b in zip(on_jax, on_c, strict=True))
+    config = dataclasses.replace(settings.ppo, seed=4)
+    shared_stream = CPongVectorEnv(config.num_envs, config=settings.pong)
+    other, _, _ = train_host(config, shared_stream, show_progress=False,
+                             reset_options=policy_transfer.make_train_starts(config.num_envs))
+    shared_stream.close()
+    assert not all(np.array_equal(a, b) for a, b in zip(on_jax, leaves(other.params), strict=True))

@@ -1,5 +1,6 @@
 """L4 (slow): PPO trained on each backend, 10 seeds each, every policy evaluated on both; TOST on
-episode return with Delta = 1.0. Run with ./pants --tag=slow test envs/pong:: (about 60 minutes
+episode return with Delta = 1.0, training paired by seed (both backends train from the same random
+streams: policy_transfer.c_backend). Run with ./pants --tag=slow test envs/pong:: (about 60 minutes
 on 2 cores). Results go to $ENVPORT_L4_OUT or the envport cache (l4/pong/), and are printed."""
 
 import os
@@ -22,7 +23,7 @@ def test_l4_policy_transfer_is_equivalent():
     out = Path(os.environ["ENVPORT_L4_OUT"]) if os.environ.get("ENVPORT_L4_OUT") else cache_dir("l4", "pong")
     report = run_policy_transfer(
         [policy_transfer.jax_backend(settings), policy_transfer.c_backend(settings)],
-        env="pong (frameskip 8)", delta=delta, seeds=range(10), out_dir=out,
+        env="pong (frameskip 8)", delta=delta, seeds=range(10), out_dir=out, training_paired=True,
     )
     print(report.to_markdown())
     print(f"written to {out}")
