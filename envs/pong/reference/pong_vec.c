@@ -83,34 +83,34 @@ int envport_pong_private_streams(PongVec* vec) {
     return vec->rand_states == NULL ? -1 : 0;
 }
 
-/* Seed env i's stream with seeds[i] (its own, or the process's) and reset env i. */
+/* Seed env i's stream: its own (remembering the process's state the first time it is left), or the
+ * process's. */
+static void seed_stream(PongVec* vec, int i, unsigned int seed, char** process_state) {
+    if (vec->rand_states == NULL) {
+        srand(seed);
+        return;
+    }
+    char* previous = initstate(seed, (char*)vec->rand_states[i], sizeof(vec->rand_states[i]));
+    if (*process_state == NULL) *process_state = previous;
+}
+
+/* Seed env i's stream with seeds[i] and reset env i. */
 void envport_pong_reset_each(PongVec* vec, const unsigned int* seeds) {
     char* process_state = NULL;
     for (int i = 0; i < vec->num_envs; i++) {
-        if (vec->rand_states != NULL) {
-            char* previous = initstate(seeds[i], (char*)vec->rand_states[i], sizeof(vec->rand_states[i]));
-            if (process_state == NULL) process_state = previous;
-        } else {
-            srand(seeds[i]);
-        }
+        seed_stream(vec, i, seeds[i], &process_state);
         c_reset(&vec->envs[i]);
     }
     if (process_state != NULL) setstate(process_state);
 }
 
 void envport_pong_reset(PongVec* vec, int seed) {
-    if (vec->rand_states != NULL) {
-        unsigned int* seeds = malloc((size_t)vec->num_envs * sizeof(unsigned int));
-        if (seeds == NULL) return;
-        for (int i = 0; i < vec->num_envs; i++) seeds[i] = (unsigned int)(i + seed * vec->num_envs);
-        envport_pong_reset_each(vec, seeds);
-        free(seeds);
-        return;
-    }
+    char* process_state = NULL;
     for (int i = 0; i < vec->num_envs; i++) {
-        srand(i + seed * vec->num_envs);
+        seed_stream(vec, i, (unsigned int)(i + seed * vec->num_envs), &process_state);
         c_reset(&vec->envs[i]);
     }
+    if (process_state != NULL) setstate(process_state);
 }
 
 void envport_pong_step(PongVec* vec) {
@@ -184,11 +184,9 @@ int envport_pong_set_internal(PongVec* vec, int index, const PongInternal* in, u
     env->n_bounces = in->n_bounces;
     env->win = in->win;
     compute_observations(env);
-    if (vec->rand_states != NULL) {
-        setstate(initstate(rand_seed, (char*)vec->rand_states[index], sizeof(vec->rand_states[index])));
-    } else {
-        srand(rand_seed);
-    }
+    char* process_state = NULL;
+    seed_stream(vec, index, rand_seed, &process_state);
+    if (process_state != NULL) setstate(process_state);
     return 0;
 }
 
