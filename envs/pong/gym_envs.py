@@ -26,7 +26,7 @@ from gymnasium.vector import AutoresetMode, VectorEnv
 
 from .jax import env as jax_pong
 from .params import NUM_ACTIONS, OBSERVATION_SIZE, PongConfig
-from .reference.c_pong import CPongVec, validate_discrete_actions
+from .reference.c_pong import CPongVec, validate_discrete_actions, validate_env_seeds
 
 _C_SEED_LIMIT = 2**31
 
@@ -132,12 +132,7 @@ class _PongVectorBase(VectorEnv):
         """Each env's C seed: options["env_seeds"] (one per env) if given, else i + seed * num_envs."""
         base = self._vector_seed(seed)
         if options and "env_seeds" in options:
-            seeds = np.asarray(options["env_seeds"])
-            if seeds.shape != (self.num_envs,) or not np.issubdtype(seeds.dtype, np.integer):
-                raise ValueError(f"options['env_seeds'] must be {self.num_envs} integers, got {seeds.dtype} {seeds.shape}")
-            if np.any((seeds < 0) | (seeds >= 2**32)):
-                raise ValueError("options['env_seeds'] must be C unsigned ints, in [0, 2**32)")
-            return seeds.astype(np.uint32)
+            return validate_env_seeds(options["env_seeds"], self.num_envs)
         return ((np.arange(self.num_envs, dtype=np.int64) + base * self.num_envs) % 2**32).astype(np.uint32)
 
     def _check_actions(self, actions) -> np.ndarray:

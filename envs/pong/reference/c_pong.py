@@ -73,6 +73,16 @@ def validate_discrete_actions(actions, num_envs: int) -> np.ndarray:
     return array.astype(np.float32)
 
 
+def validate_env_seeds(seeds, num_envs: int) -> np.ndarray:
+    """One C unsigned int seed per env, as uint32, after checking shape, type and range."""
+    array = np.asarray(seeds)
+    if array.shape != (num_envs,) or not np.issubdtype(array.dtype, np.integer):
+        raise ValueError(f"expected {num_envs} integer seeds, got {array.dtype} of shape {array.shape}")
+    if np.any((array < 0) | (array >= 2**32)):
+        raise ValueError("seeds must be C unsigned ints, in [0, 2**32)")
+    return np.ascontiguousarray(array, dtype=np.uint32)
+
+
 class ActionCache:
     """A [T, num_envs] block of actions, checked once, for replaying many times (benchmarks)."""
 
@@ -136,12 +146,7 @@ class CPongVec:
         """Seed env i's stream with seeds[i] (C unsigned ints) and reset it: srand(seeds[i]) on the
         process's stream, or env i's own stream with private_streams."""
         self._check_open()
-        seeds = np.asarray(seeds)
-        if seeds.shape != (self.num_envs,) or not np.issubdtype(seeds.dtype, np.integer):
-            raise ValueError(f"expected {self.num_envs} integer seeds, got {seeds.dtype} of shape {seeds.shape}")
-        if np.any((seeds < 0) | (seeds >= 2**32)):
-            raise ValueError("seeds must be C unsigned ints, in [0, 2**32)")
-        c_seeds = np.ascontiguousarray(seeds, dtype=np.uint32)
+        c_seeds = validate_env_seeds(seeds, self.num_envs)
         self._lib.envport_pong_reset_each(self._handle, _pointer(c_seeds, ctypes.c_uint))
         return self.observations
 

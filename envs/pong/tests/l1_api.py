@@ -74,6 +74,9 @@ def test_vector_env_checks_action_shape(env_id):
         vector.step(np.zeros(4, dtype=np.int64))
     with pytest.raises(ValueError, match="pass one int seed"):
         vector.reset(seed=[1, 2, 3])
+    for bad in ([1, 2], [1.0, 2.0, 3.0], [1, -2, 3], [1, 2, 2**32]):
+        with pytest.raises(ValueError, match="seeds"):
+            vector.reset(options={"env_seeds": bad})
     vector.close()
 
 
