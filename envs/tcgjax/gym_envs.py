@@ -6,14 +6,14 @@ The agent is player 0 against an opponent that picks uniformly among its legal a
 one decision of the agent (setup placements, main-phase actions, promotions); the opponent's
 decisions in between are played inside step(). Reward: +1 for a win, -1 for a loss, 0 for a draw
 (R-5.5, R-5.7), given when the episode ends. The observation is reference/observation.py's vector
-from the agent's view; its last 79 values are the legal-action mask (also in info["action_mask"]).
+from the agent's view; its last 111 values are the legal-action mask (also in info["action_mask"]).
 
 Decks: `decks=("fire", "water")` names two fixed decks (reference/decks.py), "random" draws a random
 legal deck for each player per episode (from the episode seed), "fixed" a pair of the fixed decks per
 episode (from the seed: `fixed_pair`), the distribution the JAX env's fixed bank plays. reset(seed=s) fixes the decks, the
 game's random stream (seed s) and the opponent's choices (its own stream, seed s + OPPONENT_SALT):
 the same seed and actions give the same trajectory. Bad input raises ValueError: an action that is
-not an integer in [0, 79), or an illegal one (the message gives the rule) unless the env is made
+not an integer in [0, 111), or an illegal one (the message gives the rule) unless the env is made
 with illegal_action="lose", which ends the episode as a loss.
 """
 

@@ -213,6 +213,9 @@ def _tally(game: Game, action: int, events: collections.Counter) -> None:
     program = None
     if act.kind == "attack":
         program = pool[player.active.top].attacks[act.slot].program
+    elif act.kind == "copy":
+        events["op:copy_opponent_attack"] += 1
+        program = pool[game.players[1 - game.current].board[act.slot].top].attacks[act.index].program
     elif act.kind == "ability":
         program = pool[player.board[act.slot].top].ability
     elif act.kind == "play":

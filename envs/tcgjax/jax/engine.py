@@ -3,7 +3,7 @@ the batch). Every function mirrors the reference function of the same name, and 
 game's stream in the same order, so that equal seeds and equal actions give equal states (L3).
 
     state = new_game(tables, decks, energy_types, n_types, seed_low, seed_high)
-    mask = legal_mask(tables, state)          # bool[79]
+    mask = legal_mask(tables, state)          # bool[NUM_ACTIONS] (111)
     state = step(tables, state, action)       # action must be legal (the env checks the mask)
 
 Branches on traced values are `jnp.where` / `lax.cond` / `lax.switch`; effect programs dispatch
@@ -369,7 +369,7 @@ def _spellbound(tables, state, o):
 
 
 def legal_mask(tables, state: GameState) -> jnp.ndarray:
-    """bool[79]: the decision player's legal actions (reference action_mask)."""
+    """bool[NUM_ACTIONS]: the decision player's legal actions (reference action_mask)."""
     setup = _setup_mask(tables, state)
     main = _main_mask(tables, state)
     promote = _promote_mask(state)
@@ -446,17 +446,35 @@ def _main_mask(tables, state):
     mask = mask.at[A.ABILITY:A.ABILITY + 16].set(jax.vmap(jax.vmap(ability_ok))(ss, ts4).reshape(-1))
 
     # attacks (index, target)
+    def can_attack(i):  # reference _why_active_cannot_attack
+        return ((i < tables["n_attacks"][active_top]) & ((turn != 1) | CONFIG.attack_on_turn1)
+                & (_get(state.exclusive, (p, 0,)) != ASLEEP) & (_get(state.exclusive, (p, 0,)) != PARALYZED)
+                & ~(_get(state.cant_attack_until, (p, 0,)) >= turn)
+                & cost_met(_get(state.energy, (p, 0,)), tables["cost_typed"][active_top, i],
+                           tables["cost_colorless"][active_top, i]))
+
+    def attack_program_ok(top, i, t):
+        return _program_ok(tables, state, p, tables["attack_ops"][top, i], tables["attack_target"][top, i],
+                           tables["attack_target_type"][top, i], t)
+
     def attack_ok(i, t):
-        ok = ((i < tables["n_attacks"][active_top]) & ((turn != 1) | CONFIG.attack_on_turn1)
-              & (_get(state.exclusive, (p, 0,)) != ASLEEP) & (_get(state.exclusive, (p, 0,)) != PARALYZED)
-              & ~(_get(state.cant_attack_until, (p, 0,)) >= turn)
-              & cost_met(_get(state.energy, (p, 0,)), tables["cost_typed"][active_top, i], tables["cost_colorless"][active_top, i]))
-        return ok & _program_ok(tables, state, p, tables["attack_ops"][active_top, i],
-                                tables["attack_target"][active_top, i], tables["attack_target_type"][active_top, i],
-                                t)
+        return can_attack(i) & ~tables["attack_copies"][active_top, i] & attack_program_ok(active_top, i, t)
 
     is2, ts2 = jnp.meshgrid(jnp.arange(2), jnp.arange(4), indexing="ij")
     mask = mask.at[A.ATTACK:A.ATTACK + 8].set(jax.vmap(jax.vmap(attack_ok))(is2, ts2).reshape(-1))
+    # copy (opponent's slot, its attack index, target): reference _why_no_copy
+    own_copy = _copying_index(tables, active_top)
+    copy_usable = jnp.any(tables["attack_copies"][active_top]) & can_attack(own_copy)
+    opponent_occupied = _occupied(state, o)
+
+    def copy_ok(s, i, t):
+        top = _top(state, o, s)
+        return (opponent_occupied[s] & (i < tables["n_attacks"][top]) & ~tables["attack_copies"][top, i]
+                & attack_program_ok(top, i, t))
+
+    ss3, is3, ts3 = jnp.meshgrid(jnp.arange(4), jnp.arange(2), jnp.arange(4), indexing="ij")
+    copies = jax.vmap(jax.vmap(jax.vmap(copy_ok)))(ss3, is3, ts3).reshape(-1)
+    mask = mask.at[A.COPY:A.COPY + 32].set(copy_usable & copies)
     fossils = occupied & tables["is_fossil"][_tops(state, p)]
     return mask.at[A.DISCARD_FOSSIL:A.DISCARD_FOSSIL + 4].set(fossils)
 
@@ -475,8 +493,9 @@ def step(tables, state: GameState, action) -> GameState:
     is_play = (action >= A.PLAY) & (action < A.RETREAT)
     kind = jnp.select(
         [state.phase == OVER, state.phase == SETUP, state.phase == PROMOTE, action == A.END_TURN,
-         action < A.PLAY, is_play, action < A.ABILITY, action < A.ATTACK, action < A.DISCARD_FOSSIL],
-        [0, 1, 2, 3, 4, 5, 6, 7, 8], 9)
+         action < A.PLAY, is_play, action < A.ABILITY, action < A.ATTACK, action < A.DISCARD_FOSSIL,
+         action < A.PROMOTE],
+        [0, 1, 2, 3, 4, 5, 6, 7, 8, 9], 10)
     p = state.current
     slot_or_hand, target = (action - A.PLAY) // 4, (action - A.PLAY) % 4
     branches = [
@@ -490,6 +509,7 @@ def step(tables, state: GameState, action) -> GameState:
         lambda s: _ability(tables, s, (action - A.ABILITY) // 4, (action - A.ABILITY) % 4),
         lambda s: _attack(tables, s, (action - A.ATTACK) // 4, (action - A.ATTACK) % 4),
         lambda s: _discard_fossil(s, action - A.DISCARD_FOSSIL),
+        lambda s: _copy_attack(tables, s, (action - A.COPY) // 8, (action - A.COPY) // 4 % 2, (action - A.COPY) % 4),
     ]
     state, prog = jax.lax.switch(kind, branches, state)
     state = jax.lax.cond(prog["run"], lambda s: _run_program(tables, s, prog), lambda s: s, state)
@@ -655,12 +675,31 @@ def _merge_pending(current, new):
 
 
 def _attack(tables, state, index, target):
-    """R-6.5: a Confused attacker flips first; tails, nothing happens (and the turn ends)."""
+    return _use_attack(tables, state, _top(state, state.current, 0), index, target, copied=False)
+
+
+def _copy_attack(tables, state, slot, index, target):
+    """Copy Anything used as the attack `index` of the opponent's Pokemon in `slot` (reference _attack
+    with `copy`): that attack's cost, base damage and program; the Active's type, boosts and Energy."""
+    return _use_attack(tables, state, _top(state, 1 - state.current, slot), index, target, copied=True)
+
+
+def _copying_index(tables, top):
+    """The index of the card's copying attack (0 when it has none)."""
+    return jnp.argmax(tables["attack_copies"][top]).astype(i32)
+
+
+def _use_attack(tables, state, top, index, target, copied):
+    """The attack `index` of card `top`, used by the Active. R-6.5: a Confused attacker flips first;
+    tails, nothing happens (and the turn ends). A copied attack whose cost the Active's Energy does
+    not cover does nothing (Copy Anything)."""
     p = state.current
-    top = _top(state, p, 0)
     confused = _get(state.exclusive, (p, 0,)) == CONFUSED
     head, state = _coin(state, confused)
     works = ~confused | head
+    if copied:
+        works &= cost_met(_get(state.energy, (p, 0,)), tables["cost_typed"][top, index],
+                          tables["cost_colorless"][top, index])
     return state, _program(tables["attack_ops"][top, index], tables["attack_target"][top, index],
                            tables["attack_target_type"][top, index], 0, target, RESUME_END_TURN, attack=True, top=top,
                            index=index, run=works, sweets_relay=works & tables["attack_sweets_relay"][top, index])

@@ -11,7 +11,7 @@ stream is seeded with game seed + OPPONENT_SALT, as in the reference env, so an 
 replayed there (info["seed"] gives the seed halves, info["decks"] the bank indices).
 One step is one agent decision; the opponent's decisions in between run inside step (a while loop
 that shares one compiled engine step with the agent's action). An illegal action ends the episode
-as a loss (reward -1), as Pgx does; the legal mask is the observation's last 79 values and
+as a loss (reward -1), as Pgx does; the legal mask is the observation's last 111 values and
 info["action_mask"]. Reward +1 win, -1 loss, 0 draw; an episode is cut at max_decisions."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""reference/observation.py in JAX: the same 683 floats from the decision player's view (the layout
+"""reference/observation.py in JAX: the same 715 floats from the decision player's view (the layout
 is documented there; L3 checks the two are equal after every action)."""
 
 from __future__ import annotations
@@ -60,7 +60,7 @@ def _pokemon(tables, state, p, slot, n_cards):
 
 
 def observe(tables, state, viewer=None) -> jnp.ndarray:
-    """float32[683] for `viewer` (default: the decision player)."""
+    """float32[OBS_SIZE] (715) for `viewer` (default: the decision player)."""
     viewer = J.decision_player(state) if viewer is None else jnp.asarray(viewer, jnp.int32)
     me, foe = viewer, 1 - viewer
     n_cards = tables["hp"].shape[0]

@@ -30,7 +30,7 @@ OP_KINDS = (
     "prevent_next_turn", "counter_next_turn", "next_turn_boost", "switch_self", "force_switch", "gust", "bounce",
     "draw", "search_hand", "search_hand_basic", "search_bench", "discard_opp_hand", "mill", "heal_each_own",
     "ability_damage", "heal_target", "turn_boost", "return_active", "move_energy_to_active", "retreat_discount",
-    "opp_hand_to_deck_draw",
+    "opp_hand_to_deck_draw", "copy_opponent_attack",
 )
 OP = {name: i for i, name in enumerate(OP_KINDS)}
 DAMAGE_STAGE = ("coins_per_heads", "until_tails_per", "until_tails_plus", "coins_plus", "coin_or_nothing",
@@ -68,7 +68,7 @@ class _Names:
 def _encode_op(op: Op, names: _Names) -> tuple[int, int, int, int]:
     k, p = op.kind, op.params
     if k in ("noop", "coin_or_nothing", "drain", "supporter_lock", "defender_cant_retreat",
-             "switch_self", "force_switch", "search_hand_basic"):
+             "switch_self", "force_switch", "search_hand_basic", "copy_opponent_attack"):
         args = ()
     elif k in ("coins_per_heads", "coins_plus", "until_tails_per", "until_tails_plus", "set_base", "recoil",
                "bench_each", "damage_target", "random_hits", "defender_minus", "self_takes_minus",
@@ -139,7 +139,7 @@ def card_tables(pool: CardPool | None = None) -> dict[str, np.ndarray]:
         "cost_colorless": np.zeros((n, MAX_ATTACKS), np.int32), "attack_base": np.zeros((n, MAX_ATTACKS), np.int32),
         "attack_ops": np.zeros((n, MAX_ATTACKS, MAX_OPS, 4), np.int32),
         "attack_target": np.zeros((n, MAX_ATTACKS), np.int32), "attack_to_target": np.zeros((n, MAX_ATTACKS), bool),
-        "attack_sweets_relay": np.zeros((n, MAX_ATTACKS), bool),
+        "attack_sweets_relay": np.zeros((n, MAX_ATTACKS), bool), "attack_copies": np.zeros((n, MAX_ATTACKS), bool),
         "attack_target_type": np.full((n, MAX_ATTACKS), -1, np.int32), "trainer_target_type": np.full(n, -1, np.int32),
         "has_ability": np.zeros(n, bool), "ability_ops": np.zeros((n, MAX_OPS, 4), np.int32),
         "ability_target": np.zeros(n, np.int32), "ability_active_only": np.zeros(n, bool), "passive": np.zeros(n, np.int32),
@@ -174,6 +174,7 @@ def card_tables(pool: CardPool | None = None) -> dict[str, np.ndarray]:
             t["attack_target"][i, a] = TARGET[attack.program.target]
             t["attack_to_target"][i, a] = attack.program.damage_to_target
             t["attack_sweets_relay"][i, a] = attack.name == "Sweets Relay"
+            t["attack_copies"][i, a] = any(op.kind == "copy_opponent_attack" for op in attack.program.ops)
             t["attack_target_type"][i, a] = _energy(attack.program.target_type)
         if c.ability is not None:
             t["has_ability"][i] = True

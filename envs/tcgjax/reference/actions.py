@@ -1,6 +1,8 @@
-"""The discrete action space both engines share (79 actions). Slots: 0 = Active, 1-3 = Bench;
+"""The discrete action space both engines share (111 actions). Slots: 0 = Active, 1-3 = Bench;
 `target` is the slot an attack, Ability or Trainer aims at (effects.TARGETS says whose), 0 when it
-aims at nothing."""
+aims at nothing. A copying attack (Ditto's Copy Anything) is used through COPY, which names the
+opponent's Pokemon, its attack and that attack's target in one action (the action space has no
+second decision within an action)."""
 
 from __future__ import annotations
 
@@ -17,15 +19,18 @@ ABILITY = 48  # + 4 * slot + target (16)
 ATTACK = 64  # + 4 * attack index + target (8)
 DISCARD_FOSSIL = 72  # + slot (4)
 PROMOTE = 76  # + bench slot - 1 (3): a new Active (after a Knock Out, or a switch the opponent forced)
-NUM_ACTIONS = 79
+COPY = 79  # + 8 * opponent's slot + 4 * that Pokemon's attack index + target (32): the Active's copying
+#            attack uses that attack as its own (Copy Anything)
+NUM_ACTIONS = 111
 
 
 @dataclasses.dataclass(frozen=True)
 class Action:
-    kind: str  # end | attach | play | retreat | ability | attack | discard_fossil | promote
+    kind: str  # end | attach | play | retreat | ability | attack | discard_fossil | promote | copy
     slot: int = 0  # attach/ability/discard_fossil: own slot; retreat/promote: bench slot; play: hand index;
-    #                attack: attack index
+    #                attack: attack index; copy: the opponent's slot whose attack is copied
     target: int = 0
+    index: int = 0  # copy: the attack index on the opponent's Pokemon
 
 
 def decode(action: int) -> Action:
@@ -44,12 +49,14 @@ def decode(action: int) -> Action:
         return Action("attack", (action - ATTACK) // 4, (action - ATTACK) % 4)
     if DISCARD_FOSSIL <= action < PROMOTE:
         return Action("discard_fossil", action - DISCARD_FOSSIL)
-    if PROMOTE <= action < NUM_ACTIONS:
+    if PROMOTE <= action < COPY:
         return Action("promote", action - PROMOTE + 1)
+    if COPY <= action < NUM_ACTIONS:
+        return Action("copy", (action - COPY) // 8, (action - COPY) % 4, (action - COPY) // 4 % 2)
     raise ValueError(f"action must be an integer in [0, {NUM_ACTIONS}), got {action}")
 
 
-def encode(kind: str, slot: int = 0, target: int = 0) -> int:
+def encode(kind: str, slot: int = 0, target: int = 0, index: int = 0) -> int:
     if kind == "end":
         return END_TURN
     if kind == "attach":
@@ -66,4 +73,6 @@ def encode(kind: str, slot: int = 0, target: int = 0) -> int:
         return DISCARD_FOSSIL + slot
     if kind == "promote":
         return PROMOTE + slot - 1
+    if kind == "copy":
+        return COPY + 8 * slot + 4 * index + target
     raise ValueError(f"unknown action kind {kind!r}")

@@ -196,6 +196,11 @@ ATTACK_PATTERNS: list[tuple[str, object]] = [
     (rf"Discard the top {_N} cards of each player's deck\.", lambda m: Program((Op("mill", (int(m[1]),)),))),
     # information only: no state change in this perfect-information engine
     (r"Your opponent reveals their hand\.", lambda m: Program((Op("noop"),))),
+    # Ditto: the choice (which Pokemon, which attack, that attack's target) is the COPY action's
+    # (actions.py); the copied attack's program then runs as this attack (engine._attack)
+    (r"Choose 1 of your opponent's Pokémon's attacks and use it as this attack\. If this Pokémon doesn't have the "
+     r"necessary Energy to use that attack, this attack does nothing\.",
+     lambda m: Program((Op("copy_opponent_attack"),))),
 ]
 
 ABILITY_PATTERNS: list[tuple[str, object]] = [

@@ -188,6 +188,8 @@ def _why_illegal_main(game: Game, act: A.Action) -> Optional[str]:
         return _why_no_ability(game, player, opponent, act.slot, act.target)
     if act.kind == "attack":
         return _why_no_attack(game, player, opponent, act.slot, act.target)
+    if act.kind == "copy":
+        return _why_no_copy(game, player, opponent, act.slot, act.index, act.target)
     if act.kind == "discard_fossil":
         pokemon = player.board[act.slot]
         if pokemon is None or not pool[pokemon.top].is_fossil:
@@ -270,19 +272,62 @@ def _why_no_ability(game, player, opponent, slot: int, target: int) -> Optional[
 
 
 def _why_no_attack(game, player, opponent, index: int, target: int) -> Optional[str]:
-    active = player.active
-    card = game.pool[active.top]
+    card = game.pool[player.active.top]
     if index >= len(card.attacks):
         return f"{card.name} has no attack {index}"
+    reason = _why_active_cannot_attack(game, player, index)
+    if reason is not None:
+        return reason
+    if copies(card.attacks[index]):
+        return f"{card.attacks[index].name} names the attack it copies: use a copy action"
+    return _why_program_inapplicable(game, player, opponent, card.attacks[index].program, target, source_slot=0)
+
+
+def _why_active_cannot_attack(game, player, index: int) -> Optional[str]:
+    """What stops the Active from using its attack `index` at all (R-3.11, R-3.12)."""
+    active = player.active
     if game.turn == 1 and not game.config.attack_on_turn1:
         return "R-3.12: no attack on the first turn (attack_on_turn1=False)"
     if active.exclusive in (ASLEEP, PARALYZED):
         return "R-3.11: an Asleep or Paralyzed Pokemon can't attack"
     if active.cant_attack_until >= game.turn:
         return "the Defending Pokemon can't attack this turn"
-    if not cost_met(active.energy, card.attacks[index].cost):
+    if not cost_met(active.energy, game.pool[active.top].attacks[index].cost):
         return "R-3.11: the attached Energy does not cover the cost"
-    return _why_program_inapplicable(game, player, opponent, card.attacks[index].program, target, source_slot=0)
+    return None
+
+
+def copies(attack) -> bool:
+    """Ditto's Copy Anything: the attack is another one, chosen when it is used."""
+    return any(op.kind == "copy_opponent_attack" for op in attack.program.ops)
+
+
+def copying_attack_index(card) -> Optional[int]:
+    return next((i for i, attack in enumerate(card.attacks) if copies(attack)), None)
+
+
+def _why_no_copy(game, player, opponent, slot: int, index: int, target: int) -> Optional[str]:
+    """Copy Anything: "Choose 1 of your opponent's Pokemon's attacks and use it as this attack." Any
+    attack of any of their Pokemon in play may be chosen; one this Pokemon lacks the Energy for is
+    still a legal choice (the attack then does nothing). Engine default: a copying attack cannot be
+    copied (it would name no attack of its own), and the copied attack's own target rules apply."""
+    card = game.pool[player.active.top]
+    own = copying_attack_index(card)
+    if own is None:
+        return f"{card.name} has no attack that copies"
+    reason = _why_active_cannot_attack(game, player, own)
+    if reason is not None:
+        return reason
+    source = opponent.board[slot]
+    if source is None:
+        return f"the opponent's slot {slot} is empty"
+    source_card = game.pool[source.top]
+    if index >= len(source_card.attacks):
+        return f"{source_card.name} has no attack {index}"
+    copied = source_card.attacks[index]
+    if copies(copied):
+        return f"{copied.name} copies an attack itself: nothing to copy"
+    return _why_program_inapplicable(game, player, opponent, copied.program, target, source_slot=0)
 
 
 def cost_met(energy: list[int], cost: tuple[str, ...]) -> bool:
@@ -458,6 +503,8 @@ def _main_step(game: Game, act: A.Action) -> None:
         _after_action(game, resume="main")
     elif act.kind == "attack":
         _attack(game, act.slot, act.target)
+    elif act.kind == "copy":
+        _attack(game, copying_attack_index(game.pool[player.active.top]), act.target, copy=(act.slot, act.index))
     elif act.kind == "discard_fossil":
         fossil = player.board[act.slot]
         player.board[act.slot] = None
@@ -504,12 +551,20 @@ def _swap_active(player: Player, bench: int) -> None:
 # ----------------------------------------------------------------------------------------------
 # Attacks (R-3.11, R-4)
 
-def _attack(game: Game, index: int, target: int) -> None:
+def _attack(game: Game, index: int, target: int, copy: Optional[tuple[int, int]] = None) -> None:
+    """The Active's attack `index`; for a copying attack, `copy` = (opponent's slot, attack index)
+    names the attack it is used as: its cost, base damage and program; this Pokemon's type, boosts
+    and Energy."""
     player = game.players[game.current]
     attacker = player.active
     card = game.pool[attacker.top]
     attack = card.attacks[index]
+    if copy is not None:
+        attack = game.pool[game.players[1 - game.current].board[copy[0]].top].attacks[copy[1]]
     if attacker.exclusive == CONFUSED and not game.rng.coin():  # R-6.5: tails, nothing happens
+        _after_action(game, resume="end_turn")
+        return
+    if copy is not None and not cost_met(attacker.energy, attack.cost):  # "this attack does nothing"
         _after_action(game, resume="end_turn")
         return
     _run_program(game, attack.program, 0, target, ability=False, attack=attack)

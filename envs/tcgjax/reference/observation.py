@@ -2,7 +2,7 @@
 who decides next, with everything that player may see (its own hand; of the opponent only counts:
 no hidden card leaks) and, last, the legal-action mask (what masked PPO reads: `MASK_SLICE`).
 
-Layout (OBS_SIZE = 683 floats, each in [0, 1]):
+Layout (OBS_SIZE = 715 floats, each in [0, 1]):
     GLOBAL      20   turn / max_turns, my turn?, phase (setup, main, promote), points (me, foe) / 3,
                      deck sizes / 20, hand sizes / 10, discard sizes / 20, this turn's attach,
                      Supporter and retreat used, retreat discount / 2, Supporter-locked?, turn
@@ -11,7 +11,7 @@ Layout (OBS_SIZE = 683 floats, each in [0, 1]):
                      types (8), the foe's zone's types (8), one flag: current Energy already used
     BOARD   8 x 59   my slots 0-3 then the foe's 0-3 (0 = Active); per slot POKEMON_FEATURES
     HAND    10 x 7   my hand: present, card index / pool size, Basic, evolution, Item, Supporter, Fossil
-    MASK        79   legal actions (actions.py)
+    MASK       111   legal actions (actions.py)
 """
 
 from __future__ import annotations

@@ -148,7 +148,9 @@ def situations(draw, kind: str):
     seed = draw(st.integers(0, 2**32 - 1))
     game = scenario(me, foe, turn=turn, seed=seed, me_index=draw(st.integers(0, 1)))
     mask = E.action_mask(game)
-    if how == "attack":
+    if how == "attack" and E.copies(card.attacks[index]):
+        wanted = list(range(A.COPY, A.NUM_ACTIONS))  # Copy Anything: any attack of the opponent's
+    elif how == "attack":
         wanted = [A.ATTACK + 4 * index + t for t in range(4)]
     elif how == "ability":
         wanted = [A.ABILITY + 4 * slot + t for t in range(4)]

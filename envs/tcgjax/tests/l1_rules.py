@@ -840,6 +840,80 @@ def test_attack_ends_the_turn_R_3_11():
 
 
 # ----------------------------------------------------------------------------------------------
+# Copy Anything (Ditto): "Choose 1 of your opponent's Pokemon's attacks and use it as this attack. If
+# this Pokemon doesn't have the necessary Energy to use that attack, this attack does nothing."
+
+def copy(game, slot: int, index: int = 0, target: int = 0) -> None:
+    E.step(game, A.encode("copy", slot, target, index))
+
+
+def can_copy(game, slot: int, index: int = 0, target: int = 0) -> bool:
+    return E.why_illegal(game, A.encode("copy", slot, target, index)) is None
+
+
+def test_ditto_uses_a_benched_pokemons_attack_as_a_colorless_attacker():
+    """Ditto copies the Benched Charmander's Ember (30; "Discard a Fire Energy from this Pokemon") onto
+    a Bulbasaur weak to Fire: 30, no Weakness (the attacker is Ditto, Colorless), and Ditto discards."""
+    check_card("Ditto", type="Colorless", hp=70)
+    check_card("Charmander", type="Fire")
+    check_card("Bulbasaur", weakness="Fire", hp=70)
+    game = scenario(me=Side(active=Mon("Ditto", energy={"Fire": 1, "Water": 1})),
+                    foe=Side(active=Mon("Bulbasaur"), bench=[Mon("Charmander")]))
+    assert not legal(game, "attack", 0, 0), "Copy Anything names its attack: only copy actions use it"
+    assert can_copy(game, 1) and can_copy(game, 0)
+    copy(game, 1)
+    assert foe(game).board[0].damage == attack_damage("Charmander") == 30
+    assert foe(game).board[1].damage == 0
+    assert me(game).board[0].energy == energy(Water=1)
+
+
+def test_ditto_pays_the_copied_attacks_cost_from_its_own_energy():
+    """Vine Whip costs {G}{C} (40): Ditto with Grass + Water deals 40 to the Bulbasaur it copied it from."""
+    check_card("Bulbasaur", weakness="Fire", hp=70)
+    game = scenario(me=Side(active=Mon("Ditto", energy={"Grass": 1, "Water": 1})), foe=Side(active=Mon("Bulbasaur")))
+    copy(game, 0)
+    assert foe(game).board[0].damage == attack_damage("Bulbasaur") == 40
+
+
+def test_ditto_without_the_copied_attacks_energy_does_nothing():
+    """One Water pays Copy Anything's {C} but not Vine Whip's {G}{C}: the copy is legal and does nothing
+    (no damage, no Energy spent), and the attack still ends the turn."""
+    game = scenario(me=Side(active=Mon("Ditto", energy={"Water": 1})), foe=Side(active=Mon("Bulbasaur")), turn=3)
+    assert can_copy(game, 0)
+    copy(game, 0)
+    assert foe(game).board[0].damage == 0
+    assert me(game).board[0].energy == energy(Water=1)
+    assert game.turn == 4
+
+
+def test_ditto_takes_the_copied_attacks_target():
+    """Stretch Kick: "This attack does 30 damage to 1 of your opponent's Benched Pokemon." Copied from the
+    opponent's Active Hitmonlee, it hits the chosen Benched Pokemon and must choose one."""
+    check_card("Hitmonlee", type="Fighting")
+    game = scenario(me=Side(active=Mon("Ditto", energy={"Fighting": 1})),
+                    foe=Side(active=Mon("Hitmonlee"), bench=[Mon("Bulbasaur"), Mon("Squirtle")]))
+    assert not can_copy(game, 0, target=0) and not can_copy(game, 0, target=3)
+    copy(game, 0, target=2)
+    assert [foe(game).board[s].damage for s in (0, 1, 2)] == [0, 0, 30]
+
+
+def test_what_ditto_cannot_copy():
+    game = scenario(me=Side(active=Mon("Ditto", energy={"Water": 1})),
+                    foe=Side(active=Mon("Bulbasaur"), bench=[Mon("Ditto")]))
+    assert not can_copy(game, 2), "an empty slot"
+    assert not can_copy(game, 0, index=1), "Bulbasaur has one attack"
+    assert not can_copy(game, 1), "a copying attack names no attack of its own"
+    no_energy = scenario(me=Side(active=Mon("Ditto")), foe=Side(active=Mon("Bulbasaur")))
+    assert not can_copy(no_energy, 0), "Copy Anything's own cost {C} is not paid"
+    asleep = scenario(me=Side(active=Mon("Ditto", energy={"Water": 1}), bench=[], ),
+                      foe=Side(active=Mon("Bulbasaur")))
+    asleep.players[0].board[0].exclusive = ASLEEP
+    assert not can_copy(asleep, 0), "R-3.11: an Asleep Pokemon can't attack"
+    not_ditto = scenario(me=Side(active=Mon("Squirtle", energy={"Water": 1})), foe=Side(active=Mon("Bulbasaur")))
+    assert not can_copy(not_ditto, 0), "only a copying attack copies"
+
+
+# ----------------------------------------------------------------------------------------------
 # R-3.7 Trainers
 
 def test_supporter_once_per_turn_R_3_7():
