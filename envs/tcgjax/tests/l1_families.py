@@ -225,3 +225,15 @@ def test_comparison_fails_on_a_wrong_state(situation):
     state = state.replace(points=state.points.at[1 - game.current].add(1))
     with pytest.raises(AssertionError, match="points|winner|phase"):
         _compare(*situation, jax_state=state)
+
+
+@pytest.mark.parametrize("ditto_energy", [{"Water": 1}, {"Grass": 1}])
+@TCGJAX.covers("engine")
+def test_copied_sweets_relay_matches_reference(ditto_energy):
+    """A position random ones rarely reach: Ditto copying Vanillite's Sweets Relay, paid (it counts as a
+    Sweets Relay used, see README) and unpaid (it does nothing); then Vanillite's Sweets Relay next turn,
+    whose bonus reads that mark."""
+    game = scenario(Side(active=Mon("Ditto", energy=ditto_energy), deck=["Ditto"] * 5),
+                    Side(active=Mon("Vanillite", energy={"Water": 1}), deck=["Ditto"] * 5,
+                         energy_types=("Water",)), turn=5, seed=3)
+    _compare(game, A.encode("copy", 0, 0, 0), seed=3, label=f"Ditto {ditto_energy} copies Sweets Relay")

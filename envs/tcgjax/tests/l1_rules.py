@@ -897,6 +897,19 @@ def test_ditto_takes_the_copied_attacks_target():
     assert [foe(game).board[s].damage for s in (0, 1, 2)] == [0, 0, 30]
 
 
+def test_ditto_copying_sweets_relay_counts_as_using_it():
+    """Engine default (README): a copied Sweets Relay is a Sweets Relay used by one of your Pokemon (what
+    Vanillite's text counts); one Ditto lacks the Energy for does nothing and is not counted."""
+    check_card("Vanillite", hp=60, weakness="Metal")
+    game = scenario(me=Side(active=Mon("Ditto", energy={"Water": 1})), foe=Side(active=Mon("Vanillite")), turn=5)
+    copy(game, 0)
+    assert foe(game).board[0].damage == attack_damage("Vanillite") == 10
+    assert me(game).sweets_relay_turn == 5
+    unpaid = scenario(me=Side(active=Mon("Ditto", energy={"Grass": 1})), foe=Side(active=Mon("Vanillite")), turn=5)
+    copy(unpaid, 0)
+    assert unpaid.players[0].sweets_relay_turn == -1 and unpaid.players[1].board[0].damage == 0
+
+
 def test_what_ditto_cannot_copy():
     game = scenario(me=Side(active=Mon("Ditto", energy={"Water": 1})),
                     foe=Side(active=Mon("Bulbasaur"), bench=[Mon("Ditto")]))
