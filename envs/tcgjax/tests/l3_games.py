@@ -17,7 +17,8 @@ GAMES = 1_000
 # op kinds that 1,000 random games must have run (the rest are rarer: the README's tally)
 MUST_SEE = {"status", "heal_self", "coins_per_heads", "coins_plus", "discard_own_energy", "recoil", "draw",
             "heal_target", "zone_attach_self", "zone_attach_target", "force_switch", "turn_boost", "search_hand_basic",
-            "opp_hand_to_deck_draw", "return_active", "bench_each", "if_plus", "extra_energy_plus", "set_base"}
+            "opp_hand_to_deck_draw", "return_active", "bench_each", "if_plus", "extra_energy_plus", "set_base",
+            "copy_opponent_attack"}
 
 
 @pytest.fixture(scope="module")
