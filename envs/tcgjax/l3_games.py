@@ -202,6 +202,92 @@ def play_game(seed: int, decks: Union[str, tuple[str, str]] = "random", max_acti
     return report()
 
 
+@functools.lru_cache(maxsize=1)
+def jitted_batch():
+    """(new_game, legal_mask, step) vmapped over games, jitted once per process."""
+    tables = {k: jnp.asarray(v) for k, v in card_tables().items()}
+    return (jax.jit(jax.vmap(functools.partial(J.new_game, tables))),
+            jax.jit(jax.vmap(functools.partial(J.legal_mask, tables))),
+            jax.jit(jax.vmap(functools.partial(J.step, tables))))
+
+
+def play_games(seeds, decks_of, batch: int = 64, max_actions: int = 3000) -> list[GameReport]:
+    """`play_game` for many games, the JAX side batched: `batch` games at a time, each played by the
+    reference with the same policy, while the JAX engine steps all of them in one vmapped call per
+    action (a finished game's state stays as it is: a step of a game that is over changes nothing).
+    The same comparisons after every action: the legal masks, then every field. A game that diverges
+    is played again by `play_game`, whose report (the action, the field, both values) is returned.
+
+    `decks_of(seed)` gives a game's decks ("random" or a pair of fixed deck names)."""
+    seeds = list(seeds)
+    reports: list[GameReport] = []
+    for start in range(0, len(seeds), batch):
+        reports.extend(_play_batch(seeds[start:start + batch], decks_of, batch, max_actions))
+    return reports
+
+
+def _play_batch(seeds, decks_of, batch, max_actions) -> list[GameReport]:
+    new_game, legal_mask, step = jitted_batch()
+    decks = [episode_decks(decks_of(seed), seed) for seed in seeds]
+    games = [E.new_game(d0, d1, seed) for (d0, d1), seed in zip(decks, seeds, strict=True)]
+    inputs = [jax_inputs(d0, d1, seed) for (d0, d1), seed in zip(decks, seeds, strict=True)]
+    pad = batch - len(seeds)  # the last batch repeats its first game to keep one compiled shape
+    inputs += [inputs[0]] * pad
+    state = new_game(*(np.stack(column) for column in zip(*inputs, strict=True)))
+    policies = [Stream(seed + POLICY_SALT) for seed in seeds]
+    actions: list[list[int]] = [[] for _ in seeds]
+    events = [collections.Counter() for _ in seeds]
+    diverged = [False] * len(seeds)
+
+    def compare(live):
+        # every field of every game as one row of integers; a differing row marks its game
+        snapshot = jax_snapshot(state)
+        rows = np.concatenate([snapshot[name].reshape(batch, -1).astype(np.int64) for name in fields], axis=1)
+        for i in live:
+            reference = reference_snapshot(games[i])
+            row = np.concatenate([np.ravel(reference[name]).astype(np.int64) for name in fields])
+            if row.shape != rows[i].shape or not np.array_equal(row, rows[i]):
+                diverged[i] = True
+
+    fields = sorted(reference_snapshot(games[0]))
+
+    compare(range(len(seeds)))
+    while True:
+        live = [i for i, game in enumerate(games)
+                if not diverged[i] and game.winner == E.ONGOING and len(actions[i]) < max_actions]
+        if not live:
+            break
+        jax_masks = np.asarray(legal_mask(state))
+        chosen = np.zeros(batch, np.int32)
+        for i in live:
+            mask = E.action_mask(games[i])
+            if not np.array_equal(np.asarray(mask), jax_masks[i]):
+                diverged[i] = True
+                continue
+            action = policy_action(policies[i], mask)
+            actions[i].append(action)
+            _tally(games[i], action, events[i])
+            E.step(games[i], action)
+            chosen[i] = action
+        # the games not stepped here (over, diverged, cut) get END_TURN; their results are not read again
+        state = step(state, jnp.asarray(chosen))
+        compare([i for i in live if not diverged[i]])
+    reports = []
+    for i, seed in enumerate(seeds):
+        if diverged[i]:
+            reports.append(play_game(seed, decks_of(seed), max_actions))
+        else:
+            game = games[i]
+            names = (decks[i][0].name, decks[i][1].name)
+            reports.append(GameReport(seed, names, actions[i], game.winner, game.turn, None, events[i]))
+    return reports
+
+
+def l3_decks(seed: int):
+    """The L3 tiers' decks: random legal decks for an even seed, else the fixed pair seed % 36."""
+    return "random" if seed % 2 == 0 else FIXED_PAIRS[seed % len(FIXED_PAIRS)]
+
+
 def _tally(game: Game, action: int, events: collections.Counter) -> None:
     """What an action exercises: its kind, and for a card program the op kinds it runs."""
     act = A.decode(action)
@@ -282,7 +368,7 @@ def _env_functions():
 
 
 def main(argv=None) -> int:
-    """python -m envs.tcgjax.l3_games --games N [--first F] [--tally]: stops at the first divergence."""
+    """python -m envs.tcgjax.l3_games --games N [--first F] [--batch B] [--tally]: stops at the first divergence."""
     import argparse
 
     from rich.progress import track
@@ -291,17 +377,19 @@ def main(argv=None) -> int:
     parser.add_argument("--games", type=int, default=100)
     parser.add_argument("--first", type=int, default=0)
     parser.add_argument("--tally", action="store_true", help="print what the games exercised")
+    parser.add_argument("--batch", type=int, default=64, help="games the JAX engine steps at once")
     args = parser.parse_args(argv)
     events: collections.Counter = collections.Counter()
     winners: collections.Counter = collections.Counter()
-    for seed in track(range(args.first, args.first + args.games), description="games"):
-        decks = "random" if seed % 2 == 0 else FIXED_PAIRS[seed % len(FIXED_PAIRS)]
-        report = play_game(seed, decks)
-        if report.divergence:
-            print(f"seed {seed}, decks {report.decks}: {report.divergence}\n{report.reproducer()}")
-            return 1
-        events.update(report.events)
-        winners[report.winner] += 1
+    seeds = range(args.first, args.first + args.games)
+    chunks = [seeds[i:i + args.batch] for i in range(0, len(seeds), args.batch)]
+    for chunk in track(chunks, description=f"games ({args.batch} a batch)"):
+        for report in play_games(chunk, l3_decks, batch=args.batch):
+            if report.divergence:
+                print(f"seed {report.seed}, decks {report.decks}: {report.divergence}\n{report.reproducer()}")
+                return 1
+            events.update(report.events)
+            winners[report.winner] += 1
     print(f"{args.games} games equal; winners: player 0 {winners[0]}, player 1 {winners[1]}, draws {winners[2]}")
     if args.tally:
         for key, count in sorted(events.items()):

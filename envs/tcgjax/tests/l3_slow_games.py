@@ -16,7 +16,5 @@ FIRST, COUNT, CHUNK = 1_000, 100_000, 5_000
 @TCGJAX.covers("engine")
 @pytest.mark.parametrize("first", range(FIRST, FIRST + COUNT, CHUNK))
 def test_games_equal_reference(first):
-    for seed in range(first, first + CHUNK):
-        decks = "random" if seed % 2 == 0 else l3_games.FIXED_PAIRS[seed % len(l3_games.FIXED_PAIRS)]
-        report = l3_games.play_game(seed, decks)
-        assert report.divergence is None, f"seed {seed}: {report.divergence}\n{report.reproducer()}"
+    for report in l3_games.play_games(range(first, first + CHUNK), l3_games.l3_decks):
+        assert report.divergence is None, f"seed {report.seed}: {report.divergence}\n{report.reproducer()}"
