@@ -238,6 +238,7 @@ def _play_batch(seeds, decks_of, batch, max_actions) -> list[GameReport]:
     actions: list[list[int]] = [[] for _ in seeds]
     events = [collections.Counter() for _ in seeds]
     diverged = [False] * len(seeds)
+    fields = sorted(reference_snapshot(games[0]))
 
     def compare(live):
         # every field of every game as one row of integers; a differing row marks its game
@@ -248,8 +249,6 @@ def _play_batch(seeds, decks_of, batch, max_actions) -> list[GameReport]:
             row = np.concatenate([np.ravel(reference[name]).astype(np.int64) for name in fields])
             if row.shape != rows[i].shape or not np.array_equal(row, rows[i]):
                 diverged[i] = True
-
-    fields = sorted(reference_snapshot(games[0]))
 
     compare(range(len(seeds)))
     while True:
