@@ -1,6 +1,7 @@
 """L3, slow tier: 100,000 games (seeds 1,000-100,999; random legal decks and the fixed decks in
-turn), the reference against the JAX engine after every action. About 3-4 hours on this 2-core
-machine: ./pants --tag=slow test envs/tcgjax/tests:l3_slow"""
+turn), the reference against the JAX engine after every action (`play_games`: the JAX side 64 games to
+a vmapped step). About 1.5-2 hours in one process here (the same seeds by hand in three processes: all
+equal, README): ./pants --tag=slow test envs/tcgjax/tests:l3_slow"""
 
 from __future__ import annotations
 
