@@ -7,7 +7,6 @@ second decision within an action)."""
 from __future__ import annotations
 
 import dataclasses
-import functools
 
 HAND_SLOTS = 10  # R-3.2
 
@@ -34,7 +33,6 @@ class Action:
     index: int = 0  # copy: the attack index on the opponent's Pokemon
 
 
-@functools.cache  # a legal mask decodes every action at every step
 def decode(action: int) -> Action:
     action = int(action)
     if action == END_TURN:
