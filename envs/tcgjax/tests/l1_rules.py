@@ -918,7 +918,7 @@ def test_what_ditto_cannot_copy():
     assert not can_copy(game, 1), "a copying attack names no attack of its own"
     no_energy = scenario(me=Side(active=Mon("Ditto")), foe=Side(active=Mon("Bulbasaur")))
     assert not can_copy(no_energy, 0), "Copy Anything's own cost {C} is not paid"
-    asleep = scenario(me=Side(active=Mon("Ditto", energy={"Water": 1}), bench=[], ),
+    asleep = scenario(me=Side(active=Mon("Ditto", energy={"Water": 1})),
                       foe=Side(active=Mon("Bulbasaur")))
     asleep.players[0].board[0].exclusive = ASLEEP
     assert not can_copy(asleep, 0), "R-3.11: an Asleep Pokemon can't attack"
