@@ -1,20 +1,21 @@
 """Recursive Newton-Euler for the bias force c(q, qdot) + g(q) (MuJoCo's mj_rne with qacc = 0,
-i.e. qfrc_bias), and the passive spring and damper forces (mj_passive)."""
+i.e. qfrc_bias), and the passive spring and damper forces (mj_passive). Batch-last (layout.py)."""
 
 from __future__ import annotations
 
 import jax
 import jax.numpy as jnp
 
-from .inertia import Frames, _subtree_matrix
+from .inertia import Frames, subtree_sums
+from .layout import const, stack
 from .model import PlanarModel
 from .spatial import cross_force, cross_motion
 
 
 def body_velocities(pm: PlanarModel, frames: Frames, qvel: jax.Array):
-    """Per body: spatial velocity (cvel) and the velocity-product acceleration (sum cdof_dot*qvel)."""
-    dtype = qvel.dtype
-    zero = jnp.zeros(3, dtype)
+    """Per body (lists of (3, ...)): spatial velocity (cvel) and the velocity-product
+    acceleration (sum cdof_dot*qvel)."""
+    zero = jnp.zeros((3,) + qvel.shape[1:], qvel.dtype)
     cvel = [zero]
     cacc_vp = [zero]
     for body in range(1, pm.nbody):
@@ -26,7 +27,7 @@ def body_velocities(pm: PlanarModel, frames: Frames, qvel: jax.Array):
             v = v + frames.cdof[dof] * qvel[dof]
         cvel.append(v)
         cacc_vp.append(a)
-    return jnp.stack(cvel), jnp.stack(cacc_vp)
+    return cvel, cacc_vp
 
 
 def bias_force(pm: PlanarModel, frames: Frames, qvel: jax.Array) -> jax.Array:
@@ -34,16 +35,18 @@ def bias_force(pm: PlanarModel, frames: Frames, qvel: jax.Array) -> jax.Array:
     dtype = qvel.dtype
     cvel, cacc_vp = body_velocities(pm, frames, qvel)
     # gravity as an upward acceleration of the world (Featherstone's trick, as MuJoCo does)
-    cacc = cacc_vp + jnp.array([0.0, 0.0, pm.gravity], dtype)
-    momentum = jnp.einsum("bij,bj->bi", frames.cinert, cvel)
-    cfrc = jnp.einsum("bij,bj->bi", frames.cinert, cacc) + cross_force(cvel, momentum)
-    cfrc = cfrc.at[0].set(0.0)
-    subtree = jnp.asarray(_subtree_matrix(pm), dtype) @ cfrc
-    return jnp.einsum("di,di->d", frames.cdof, subtree[jnp.array(pm.dof_body)])
+    gravity = const([0.0, 0.0, pm.gravity], dtype, cvel[0])
+    cfrc = [jnp.zeros_like(cvel[0])]
+    for body in range(1, pm.nbody):
+        inertia = frames.cinert[body]
+        momentum = jnp.sum(inertia * cvel[body][None], axis=1)
+        cfrc.append(jnp.sum(inertia * (cacc_vp[body] + gravity)[None], axis=1) + cross_force(cvel[body], momentum))
+    subtree = subtree_sums(pm, cfrc)
+    return stack([jnp.sum(frames.cdof[d] * subtree[pm.dof_body[d]], axis=0) for d in range(pm.nv)])
 
 
 def passive_force(pm: PlanarModel, qpos: jax.Array, qvel: jax.Array) -> jax.Array:
     """qfrc_passive: joint springs towards qpos_spring and linear joint damping, (nv,)."""
     dtype = qpos.dtype
-    spring = -jnp.asarray(pm.dof_stiffness, dtype) * (qpos - jnp.asarray(pm.dof_springref, dtype))
-    return spring - jnp.asarray(pm.dof_damping, dtype) * qvel
+    spring = -const(pm.dof_stiffness, dtype, qpos) * (qpos - const(pm.dof_springref, dtype, qpos))
+    return spring - const(pm.dof_damping, dtype, qpos) * qvel

@@ -1,4 +1,5 @@
-"""Capsule-floor collision and contact Jacobians (MuJoCo's mjc_PlaneCapsule and mj_jac).
+"""Capsule-floor collision and contact Jacobians (MuJoCo's mjc_PlaneCapsule and mj_jac). Batch-last
+(layout.py), apart from point_jacobian and contact_jacobians (one cheetah).
 
 Every capsule gives two candidate contacts, one per end sphere (the +axis end first, as MuJoCo
 orders them); a candidate is a contact when its distance is negative. The slots are fixed
@@ -14,6 +15,7 @@ from flax import struct
 
 from .inertia import Frames
 from .kinematics import rotate
+from .layout import const, stack, take
 from .model import PlanarModel
 
 
@@ -37,20 +39,23 @@ def capsule_floor_contacts(pm: PlanarModel, frames: Frames) -> Contacts:
     kin = frames.kin
     dtype = kin.body_xz.dtype
     capsule, sign = contact_slots(pm)
-    axis = rotate(kin.capsule_angle, jnp.array([0.0, 1.0], dtype))  # capsule axis = its local z
-    half = jnp.asarray(pm.capsule_halflength, dtype)[:, None]
-    ends = kin.capsule_xz[capsule] + jnp.asarray(sign, dtype)[:, None] * (half * axis)[capsule]
-    radius = jnp.asarray(pm.capsule_radius, dtype)[capsule]
-    dist = ends[:, 1] - radius
-    pos = jnp.stack([ends[:, 0], ends[:, 1] - (radius + 0.5 * dist)], axis=-1)
+    angle = kin.capsule_angle
+    axis_x, axis_z = rotate(angle, 0.0, 1.0)  # capsule axis = its local z
+    half = const(pm.capsule_halflength, dtype, angle)
+    sign = const(sign, dtype, angle)
+    ends_x = take(kin.capsule_xz[:, 0], capsule) + sign * take(half * axis_x, capsule)
+    ends_z = take(kin.capsule_xz[:, 1], capsule) + sign * take(half * axis_z, capsule)
+    radius = const(pm.capsule_radius[capsule], dtype, ends_z)
+    dist = ends_z - radius
+    pos = stack([ends_x, ends_z - (radius + 0.5 * dist)], 1)
     # Contact frame (mjc_PlaneCapsule + mju_makeFrame): normal +z, first tangent the capsule axis
     # with its normal part removed, normalised: (sign of the axis' x, 0, 0), and (1, 0, 0) for
     # an exactly vertical capsule; second tangent = normal x first = (0, +-1, 0), which no dof
     # moves. (MJX switches to world y below |axis_x| = 0.5; MuJoCo C does not, and C is the
     # reference: the rows differ in order only.)
-    first = jnp.where(axis[capsule, 0] < 0, -1.0, 1.0).astype(dtype)
+    first = jnp.where(take(axis_x, capsule) < 0, -1.0, 1.0).astype(dtype)
     second = jnp.zeros_like(first)
-    return Contacts(pos=pos, dist=dist, active=dist < 0, tangent_x=jnp.stack([first, second], -1),
+    return Contacts(pos=pos, dist=dist, active=dist < 0, tangent_x=stack([first, second], 1),
                     body=np.array(pm.capsule_body)[capsule])
 
 

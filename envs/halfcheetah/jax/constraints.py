@@ -1,5 +1,5 @@
 """Constraint rows: joint limits and pyramidal contact edges, with MuJoCo's soft-constraint
-impedance, stiffness and damping (mj_makeConstraint, mj_makeImpedance).
+impedance, stiffness and damping (mj_makeConstraint, mj_makeImpedance). Batch-last (layout.py).
 
 Rows are fixed: one per limited joint, then three per contact slot; rows that are not in effect
 have J = 0 and D = 0, and drop out of every sum. MuJoCo gives each contact four pyramid edges,
@@ -18,8 +18,9 @@ from flax import struct
 
 from .collision import Contacts
 from .inertia import Frames
+from .layout import const, take
 from .model import MJ_MAXIMP, MJ_MINIMP, MJ_MINVAL, PlanarModel
-from .rows import RowOperator, apply, apply_transpose, dense, weighted_gram
+from .rows import RowOperator, apply, apply_transpose, dense, weighted_gram_entries
 
 ROWS_PER_CONTACT = 3
 CONTACT_ROW_WEIGHT = (1.0, 1.0, 2.0)
@@ -42,70 +43,83 @@ class ConstraintRows:
     def JT_mul(self, pm: PlanarModel, f):  # noqa: N802
         return apply_transpose(pm, self.op, f, self.slot_body)
 
-    def gram(self, pm: PlanarModel, w):
-        """J' diag(w) J."""
-        return weighted_gram(pm, self.op, w, self.slot_body)
+    def gram_entries(self, pm: PlanarModel, w):
+        """J' diag(w) J as nested lists of entries (rows.weighted_gram_entries)."""
+        return weighted_gram_entries(pm, self.op, w, self.slot_body)
 
     def dense_J(self, pm: PlanarModel):  # noqa: N802
         return dense(pm, self.op, self.slot_body, self.D.dtype)
 
 
-def impedance(solref, solimp, pos, timestep):
-    """MuJoCo's K, B and impedance of a soft constraint at violation `pos`."""
-    timeconst = jnp.maximum(solref[..., 0], 2 * timestep)  # refsafe
-    dampratio = solref[..., 1]
-    dmin = jnp.clip(solimp[..., 0], MJ_MINIMP, MJ_MAXIMP)
-    dmax = jnp.clip(solimp[..., 1], MJ_MINIMP, MJ_MAXIMP)
-    width = jnp.maximum(MJ_MINVAL, solimp[..., 2])
-    mid = jnp.clip(solimp[..., 3], MJ_MINIMP, MJ_MAXIMP)
-    power = jnp.maximum(1.0, solimp[..., 4])
+def impedance(solref: np.ndarray, solimp: np.ndarray, pos, timestep: float):
+    """MuJoCo's K, B and impedance of soft constraints at violation `pos` (nefc, ...), for the
+    model's per-row constants solref (2, nefc) and solimp (5, nefc). Whatever depends on the
+    constants alone is computed once in numpy; an integer solimp power (MuJoCo's default 2)
+    becomes multiplications instead of exp(log)."""
+    solref, solimp = np.asarray(solref, np.float64), np.asarray(solimp, np.float64)
+    timeconst = np.maximum(solref[0], 2 * timestep)  # refsafe
+    dampratio = solref[1]
+    dmin = np.clip(solimp[0], MJ_MINIMP, MJ_MAXIMP)
+    dmax = np.clip(solimp[1], MJ_MINIMP, MJ_MAXIMP)
+    width = np.maximum(MJ_MINVAL, solimp[2])
+    mid = np.clip(solimp[3], MJ_MINIMP, MJ_MAXIMP)
+    power = np.maximum(1.0, solimp[4])
     stiffness = 1.0 / (dmax * dmax * timeconst * timeconst * dampratio * dampratio)
     damping = 2.0 / (dmax * timeconst)
-    x = jnp.abs(pos) / width
+    row = lambda value: const(value, pos.dtype, pos)  # noqa: E731
+    x = jnp.abs(pos) / row(width)
     x_safe = jnp.minimum(x, 1.0)
-    lower = jnp.power(x_safe, power) / jnp.power(mid, power - 1.0)
-    upper = 1.0 - jnp.power(1.0 - x_safe, power) / jnp.power(1.0 - mid, power - 1.0)
-    y = jnp.where(x_safe < mid, lower, upper)
-    imp = jnp.clip(dmin + y * (dmax - dmin), dmin, dmax)
-    imp = jnp.where(x > 1.0, dmax, imp)
-    return stiffness, damping, imp
+    if np.all(power == power[0]) and power[0] == int(power[0]):
+        raise_to = lambda base: base ** int(power[0])  # noqa: E731
+    else:
+        raise_to = lambda base: jnp.power(base, row(power))  # noqa: E731
+    lower = raise_to(x_safe) / row(mid ** (power - 1.0))
+    upper = 1.0 - raise_to(1.0 - x_safe) / row((1.0 - mid) ** (power - 1.0))
+    y = jnp.where(x_safe < row(mid), lower, upper)
+    imp = jnp.clip(row(dmin) + y * row(dmax - dmin), row(dmin), row(dmax))
+    imp = jnp.where(x > 1.0, row(dmax), imp)
+    return row(stiffness), row(damping), imp
 
 
 def limit_rows(pm: PlanarModel, qpos: jax.Array):
     dtype = qpos.dtype
-    q = qpos[jnp.array(pm.limit_dofs)]
-    lo, hi = jnp.asarray(pm.limit_range[:, 0], dtype), jnp.asarray(pm.limit_range[:, 1], dtype)
+    q = take(qpos, pm.limit_dofs)
+    lo, hi = const(pm.limit_range[:, 0], dtype, q), const(pm.limit_range[:, 1], dtype, q)
     dist_min, dist_max = q - lo, hi - q
     pos = jnp.minimum(dist_min, dist_max)
     sign = jnp.where(dist_min < dist_max, 1.0, -1.0).astype(dtype)
-    invweight = jnp.asarray(pm.dof_invweight0[list(pm.limit_dofs)], dtype)
+    invweight = const(pm.dof_invweight0[list(pm.limit_dofs)], dtype, q)
     return sign, pos, pos < 0, invweight
+
+
+def _per_row(limit, contact, nl: int, ncon: int) -> np.ndarray:
+    """(k, nefc): a model constant of the limit rows then of every contact row."""
+    limit, contact = np.asarray(limit), np.asarray(contact)
+    return np.concatenate([np.broadcast_to(limit, (nl, limit.shape[-1])),
+                           np.broadcast_to(contact, (ncon * ROWS_PER_CONTACT, contact.shape[-1]))]).T
 
 
 def make_constraints(pm: PlanarModel, frames: Frames, contacts: Contacts, qpos, qvel) -> ConstraintRows:
     dtype = qpos.dtype
     sign, pos_l, act_l, iw_l = limit_rows(pm, qpos)
     nl, ncon = pos_l.shape[0], contacts.dist.shape[0]
-    nc = ncon * ROWS_PER_CONTACT
     mu = pm.contact_friction
     op = RowOperator(cdof=frames.cdof, limit_sign=jnp.where(act_l, sign, 0.0),
                      offset=contacts.pos - frames.origin, edge=mu * contacts.tangent_x[:, 0],
                      on=contacts.active.astype(dtype))
     # pyramidal: one invweight for all edges of a contact (body's + the world's, which is 0)
-    iw_c = jnp.asarray(pm.body_invweight0[contacts.body], dtype) * (1.0 + mu * mu) * 2.0 * mu * mu / pm.impratio
-    solref = jnp.concatenate([jnp.broadcast_to(jnp.asarray(pm.limit_solref, dtype), (nl, 2)),
-                              jnp.broadcast_to(jnp.asarray(pm.contact_solref, dtype), (nc, 2))])
-    solimp = jnp.concatenate([jnp.broadcast_to(jnp.asarray(pm.limit_solimp, dtype), (nl, 5)),
-                              jnp.broadcast_to(jnp.asarray(pm.contact_solimp, dtype), (nc, 5))])
-    in_effect = jnp.concatenate([act_l, jnp.repeat(contacts.active, ROWS_PER_CONTACT)])
-    pos = jnp.concatenate([pos_l, jnp.repeat(contacts.dist, ROWS_PER_CONTACT)])
-    invweight = jnp.concatenate([iw_l, jnp.repeat(iw_c, ROWS_PER_CONTACT)])
+    iw_c = pm.body_invweight0[contacts.body] * (1.0 + mu * mu) * 2.0 * mu * mu / pm.impratio
+    pos = jnp.concatenate([pos_l, jnp.repeat(contacts.dist, ROWS_PER_CONTACT, axis=0)])
+    solref = _per_row(pm.limit_solref, pm.contact_solref, nl, ncon)
+    solimp = _per_row(pm.limit_solimp, pm.contact_solimp, nl, ncon)
+    invweight = jnp.concatenate([iw_l, jnp.repeat(const(iw_c, dtype, contacts.dist), ROWS_PER_CONTACT, axis=0)])
+    in_effect = jnp.concatenate([act_l, jnp.repeat(contacts.active, ROWS_PER_CONTACT, axis=0)])
     slot_body = tuple(int(b) for b in contacts.body)
     k, b, imp = impedance(solref, solimp, pos, pm.timestep)
     R = jnp.maximum(invweight * (1.0 - imp) / imp, MJ_MINVAL)
     aref = -b * apply(pm, op, qvel, slot_body) - k * imp * pos
     D = jnp.where(in_effect, 1.0 / R, 0.0)
-    weight = jnp.asarray(np.concatenate([np.ones(nl), np.tile(CONTACT_ROW_WEIGHT, ncon)]), dtype)
+    weight = const(np.concatenate([np.ones(nl), np.tile(CONTACT_ROW_WEIGHT, ncon)]), dtype, pos)
     return ConstraintRows(op=op, D=D, aref=jnp.where(in_effect, aref, 0.0), pos=pos, R=R, in_effect=in_effect,
                           weight=weight, slot_body=slot_body)
 

@@ -1,6 +1,6 @@
 """One MuJoCo timestep (mj_step with the Euler integrator), composed from the stage modules:
 kinematics -> mass matrix -> bias and passive forces -> actuation -> collision and constraint
-rows -> Newton solver -> Euler."""
+rows -> Newton solver -> Euler. One cheetah, or many with the batch last (layout.py)."""
 
 from __future__ import annotations
 
@@ -14,6 +14,7 @@ from .constraints import ConstraintRows, make_constraints
 from .inertia import mass_matrix, motion_frames
 from .integrator import euler_step
 from .kinematics import forward_kinematics
+from .layout import const
 from .linalg import cholesky_solve
 from .model import PlanarModel
 from .solver import SolverResult, newton_solve
@@ -35,8 +36,11 @@ class Forward:
 
 def actuator_force(pm: PlanarModel, ctrl: jax.Array) -> jax.Array:
     dtype = ctrl.dtype
-    clamped = jnp.clip(ctrl, jnp.asarray(pm.actuator_ctrlrange[:, 0], dtype), jnp.asarray(pm.actuator_ctrlrange[:, 1], dtype))
-    return jnp.zeros(pm.nv, dtype).at[jnp.array(pm.actuator_dof)].set(jnp.asarray(pm.actuator_gear, dtype) * clamped)
+    clamped = jnp.clip(ctrl, const(pm.actuator_ctrlrange[:, 0], dtype, ctrl), const(pm.actuator_ctrlrange[:, 1], dtype, ctrl))
+    force = const(pm.actuator_gear, dtype, ctrl) * clamped
+    zero = jnp.zeros(ctrl.shape[1:], dtype)
+    by_dof = {dof: force[i] for i, dof in enumerate(pm.actuator_dof)}
+    return jnp.stack([by_dof.get(dof, zero) for dof in range(pm.nv)])
 
 
 def forward(pm: PlanarModel, qpos, qvel, ctrl, max_iterations: int = 100, constraints: bool = True) -> Forward:
@@ -57,7 +61,7 @@ def forward(pm: PlanarModel, qpos, qvel, ctrl, max_iterations: int = 100, constr
     else:
         zero_rows = jnp.zeros_like(rows.D)
         solution = SolverResult(qacc=qacc_smooth, efc_force=zero_rows, qfrc_constraint=jnp.zeros_like(qacc_smooth),
-                                iterations=jnp.zeros((), jnp.int32), cost=jnp.zeros((), qpos.dtype))
+                                iterations=jnp.zeros(qpos.shape[1:], jnp.int32), cost=jnp.zeros(qpos.shape[1:], qpos.dtype))
     return Forward(M=M, qfrc_bias=qfrc_bias, qfrc_passive=qfrc_passive, qfrc_actuator=qfrc_actuator,
                    qfrc_smooth=qfrc_smooth, qacc_smooth=qacc_smooth, rows=rows, solution=solution)
 

@@ -74,18 +74,38 @@ def reset(key: jax.Array, params: EnvParams = EnvParams()):
 
 
 def physics(params: EnvParams, state: EnvState, action: jax.Array, pm: PlanarModel | None = None):
-    """frame_skip MuJoCo timesteps under `action`: (qpos, qvel) after them."""
+    """frame_skip MuJoCo timesteps under `action`: (qpos, qvel) after them.
+
+    Under `jax.vmap` this runs the whole batch at once in the batch-last layout (layout.py: each
+    per-env scalar one contiguous vector; 2-2.5x the speed of vmap's batch-first arrays at batch
+    64-4096 on a 2-core CPU); the arithmetic is the same code either way.
+    """
     pm = pm or planar_model()
     dtype = _dtype(params)
-    ctrl = action.astype(dtype)
+    frame_skip, iterations = params.frame_skip, params.solver_iterations
 
-    def substep(carry, _):
-        qpos, qvel = carry
-        qpos, qvel, _ = physics_step(pm, qpos, qvel, ctrl, params.solver_iterations)
-        return (qpos, qvel), None
+    def timesteps(qpos, qvel, ctrl):  # one cheetah, or a batch along the last axis
+        def substep(carry, _):
+            qpos, qvel = carry
+            qpos, qvel, _ = physics_step(pm, qpos, qvel, ctrl, iterations)
+            return (qpos, qvel), None
 
-    (qpos, qvel), _ = jax.lax.scan(substep, (state.qpos, state.qvel), None, length=params.frame_skip)
-    return qpos, qvel
+        (qpos, qvel), _ = jax.lax.scan(substep, (qpos, qvel), None, length=frame_skip)
+        return qpos, qvel
+
+    @jax.custom_batching.custom_vmap
+    def one_cheetah(qpos, qvel, ctrl):
+        return timesteps(qpos, qvel, ctrl)
+
+    @one_cheetah.def_vmap
+    def batch_last(axis_size, in_batched, qpos, qvel, ctrl):
+        def to_last(x, batched):
+            return jnp.moveaxis(x, 0, -1) if batched else jnp.broadcast_to(x[..., None], x.shape + (axis_size,))
+
+        qpos, qvel = timesteps(*(to_last(x, b) for x, b in zip((qpos, qvel, ctrl), in_batched, strict=True)))
+        return (jnp.moveaxis(qpos, -1, 0), jnp.moveaxis(qvel, -1, 0)), (True, True)
+
+    return one_cheetah(state.qpos, state.qvel, action.astype(dtype))
 
 
 def step_no_reset(state: EnvState, action: jax.Array, params: EnvParams = EnvParams()):

@@ -1,4 +1,4 @@
-"""MuJoCo's Euler integrator with implicit joint damping (mj_Euler, mj_advance).
+"""MuJoCo's Euler integrator with implicit joint damping (mj_Euler, mj_advance). Batch-last.
 
 The damping force -B qvel is already in qfrc_smooth; MuJoCo integrates it implicitly by solving
 (M + h diag(B)) qacc_int = qfrc_smooth + qfrc_constraint, then qvel += h qacc_int and
@@ -6,19 +6,15 @@ qpos += h qvel (new velocity: semi-implicit). d->qacc keeps the solver's acceler
 
 from __future__ import annotations
 
-import jax.numpy as jnp
-
 from .linalg import cholesky_solve
 from .model import PlanarModel
 
 
 def euler_step(pm: PlanarModel, qpos, qvel, M, qfrc_total):
-    dtype = qpos.dtype
     h = pm.timestep
-    damped = M + jnp.diag(h * jnp.asarray(pm.dof_damping, dtype))
+    n = pm.nv
+    damped = [[M[i, j] + h * float(pm.dof_damping[i]) if i == j else M[i, j] for j in range(n)] for i in range(n)]
     qacc_int = cholesky_solve(damped, qfrc_total)
     qvel_new = qvel + h * qacc_int
     qpos_new = qpos + h * qvel_new  # slides and hinges only: positions add
     return qpos_new, qvel_new
-
-

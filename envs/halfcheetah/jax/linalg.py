@@ -1,7 +1,8 @@
 """Cholesky solves for the small dense systems of one cheetah (9 x 9), unrolled into scalar
-operations. Under `vmap` each becomes one elementwise op over the batch, which XLA fuses; the
-batched LAPACK call it replaces is slower at this size and can stall XLA's CPU thread pool
-(../shared/jax-cpu-notes.md)."""
+operations. The matrix is anything indexed a[i][j] (an (n, n, ...) array or nested lists of
+entries), the right-hand side b[i]; batch axes trail (layout.py), so each scalar operation is one
+elementwise op over the batch, which XLA fuses. (The batched LAPACK call this replaces is slower
+at this size and can stall XLA's CPU thread pool, ../shared/jax-cpu-notes.md.)"""
 
 from __future__ import annotations
 
@@ -9,19 +10,19 @@ import jax
 import jax.numpy as jnp
 
 
-def cholesky_factor(a: jax.Array) -> list[list[jax.Array]]:
+def cholesky_factor(a) -> list[list[jax.Array]]:
     """Lower-triangular L with L L^T = a, as nested lists of scalars (a must be SPD)."""
-    n = a.shape[-1]
+    n = len(a)
     low: list[list[jax.Array]] = [[None] * n for _ in range(n)]  # type: ignore[list-item]
     for j in range(n):
-        s = a[..., j, j]
+        s = a[j][j]
         for k in range(j):
             s = s - low[j][k] * low[j][k]
         diag = jnp.sqrt(s)
         low[j][j] = diag
         inv = 1.0 / diag
         for i in range(j + 1, n):
-            s = a[..., i, j]
+            s = a[i][j]
             for k in range(j):
                 s = s - low[i][k] * low[j][k]
             low[i][j] = s * inv
@@ -32,7 +33,7 @@ def cholesky_solve_factored(low: list[list[jax.Array]], b: jax.Array) -> jax.Arr
     n = len(low)
     y = [None] * n
     for i in range(n):
-        s = b[..., i]
+        s = b[i]
         for k in range(i):
             s = s - low[i][k] * y[k]
         y[i] = s / low[i][i]
@@ -42,9 +43,9 @@ def cholesky_solve_factored(low: list[list[jax.Array]], b: jax.Array) -> jax.Arr
         for k in range(i + 1, n):
             s = s - low[k][i] * x[k]
         x[i] = s / low[i][i]
-    return jnp.stack(x, axis=-1)
+    return jnp.stack(jnp.broadcast_arrays(*x))
 
 
-def cholesky_solve(a: jax.Array, b: jax.Array) -> jax.Array:
+def cholesky_solve(a, b: jax.Array) -> jax.Array:
     """x with a x = b for a symmetric positive definite `a`."""
     return cholesky_solve_factored(cholesky_factor(a), b)

@@ -15,8 +15,8 @@ the step solved (that step was then a full Newton step to the minimum of the rig
 when a step no longer lowers the cost (rounding), or after `max_iterations`.
 
 J x, J' f and J' diag(w) J go through the kinematic tree (rows.py); M x is a broadcast-multiply-
-sum, which under vmap is an elementwise loop over the batch that XLA fuses (a tiny batched matmul
-is not).
+sum. Batch-last (layout.py): every per-env scalar is a (B,) vector, so all of it is elementwise
+loops over the batch that XLA fuses (a tiny batched matmul is not).
 """
 
 from __future__ import annotations
@@ -42,83 +42,96 @@ class SolverResult:
 
 
 def matvec(a, x):
-    return jnp.sum(a * x[None, :], axis=1)
+    return jnp.sum(a * x[None], axis=1)
 
 
 def _evaluate(pm, x, M, qfrc_smooth, qacc_smooth, rows: ConstraintRows, wd):
     jar = rows.J_mul(pm, x) - rows.aref
     active = (jar < 0) & (wd > 0)
     ma = matvec(M, x)
-    cost = 0.5 * jnp.sum((ma - qfrc_smooth) * (x - qacc_smooth)) + 0.5 * jnp.sum(jnp.where(active, wd * jar * jar, 0.0))
+    cost = (0.5 * jnp.sum((ma - qfrc_smooth) * (x - qacc_smooth), axis=0)
+            + 0.5 * jnp.sum(jnp.where(active, wd * jar * jar, 0.0), axis=0))
     grad = ma - qfrc_smooth + rows.JT_mul(pm, jnp.where(active, wd * jar, 0.0))
     return jar, active, cost, grad
 
 
-def exact_line_search(jar, jv, wd, slope0, curvature):
-    """argmin over alpha >= 0 of slope0*alpha + 0.5*curvature*alpha^2 + sum 0.5 wd min(0, jar + alpha jv)^2.
+def exact_line_search(jar, jv, wd, slope0, curvature, searching):
+    """argmin over alpha >= 0 of slope0*alpha + 0.5*curvature*alpha^2 + sum 0.5 wd min(0, jar + alpha jv)^2,
+    for the envs where `searching` (the others get 0).
 
     The derivative is piecewise linear and non-decreasing. From a point, solve the linear piece
     it lies on; if that solution lies on the same piece it is the minimiser, otherwise it becomes
     the next point, kept inside the bracket [lo, hi] of known derivative signs (bisecting when it
-    falls outside), so the search ends after finitely many pieces.
+    falls outside), so the search ends after finitely many pieces. Over a batch the loop runs
+    until the slowest env is done; an env that is done keeps its values.
     """
     inf = jnp.asarray(jnp.inf, jar.dtype)
 
     def piece(alpha):
         act = ((jar + alpha * jv) < 0) & (wd > 0)
-        num = slope0 + jnp.sum(jnp.where(act, wd * jar * jv, 0.0))
-        den = curvature + jnp.sum(jnp.where(act, wd * jv * jv, 0.0))
+        num = slope0 + jnp.sum(jnp.where(act, wd * jar * jv, 0.0), axis=0)
+        den = curvature + jnp.sum(jnp.where(act, wd * jv * jv, 0.0), axis=0)
         deriv = num + alpha * den
         return act, deriv, -num / den
 
     def cond(carry):
         _, _, _, done, it = carry
-        return (~done) & (it < LINE_SEARCH_ITERATIONS)
+        return jnp.any(~done) & (it < LINE_SEARCH_ITERATIONS)
 
     def body(carry):
-        alpha, lo, hi, _, it = carry
+        alpha, lo, hi, done, it = carry
         act, deriv, solution = piece(alpha)
-        same_piece = jnp.all(piece(solution)[0] == act)
-        lo = jnp.where(deriv < 0, alpha, lo)
-        hi = jnp.where(deriv > 0, alpha, hi)
-        inside = (solution > lo) & (solution < hi)
-        fallback = jnp.where(jnp.isinf(hi), 2.0 * lo + 1.0, 0.5 * (lo + hi))
+        same_piece = jnp.all(piece(solution)[0] == act, axis=0)
+        new_lo = jnp.where(deriv < 0, alpha, lo)
+        new_hi = jnp.where(deriv > 0, alpha, hi)
+        inside = (solution > new_lo) & (solution < new_hi)
+        fallback = jnp.where(jnp.isinf(new_hi), 2.0 * new_lo + 1.0, 0.5 * (new_lo + new_hi))
         nxt = jnp.where(same_piece | inside, solution, fallback)
-        return nxt, lo, hi, same_piece | (deriv == 0), it + 1
+        keep = lambda new, old: jnp.where(done, old, new)  # noqa: E731
+        return keep(nxt, alpha), keep(new_lo, lo), keep(new_hi, hi), done | same_piece | (deriv == 0), it + 1
 
-    zero = jnp.zeros((), jar.dtype)
-    alpha, *_ = jax.lax.while_loop(cond, body, (zero, zero, inf, jnp.array(False), jnp.zeros((), jnp.int32)))
+    zero = jnp.zeros_like(slope0)
+    carry = (zero, zero, zero + inf, ~searching, jnp.zeros((), jnp.int32))
+    alpha, *_ = jax.lax.while_loop(cond, body, carry)
     return alpha
 
 
 def newton_solve(pm: PlanarModel, M, qfrc_smooth, qacc_smooth, rows: ConstraintRows, max_iterations: int = 100) -> SolverResult:
+    """Over a batch (layout.py) the loop runs until the slowest env is done; an env that is done
+    keeps its values and its iteration count."""
     wd = rows.weight * rows.D
+    n = pm.nv
+
+    def running(done, it):
+        return ~done & (it < max_iterations)
 
     def cond(carry):
         *_, it, done = carry
-        return (~done) & (it < max_iterations)
+        return jnp.any(running(done, it))
 
     def body(carry):
-        x, jar, active, cost, grad, it, _ = carry
-        row_weight = jnp.where(active, wd, 0.0)
-        hessian = M + rows.gram(pm, row_weight)
+        x, jar, active, cost, grad, it, done = carry
+        run = running(done, it)
+        gram = rows.gram_entries(pm, jnp.where(active, wd, 0.0))
+        hessian = [[M[i, j] if gram[i][j] is None else M[i, j] + gram[i][j] for j in range(n)] for i in range(n)]
         direction = -cholesky_solve(hessian, grad)
         jv = rows.J_mul(pm, direction)
         m_dir = matvec(M, direction)
-        slope0 = jnp.sum(m_dir * (x - qacc_smooth))
-        curvature = jnp.sum(m_dir * direction)
-        alpha = exact_line_search(jar, jv, wd, slope0, curvature)
+        slope0 = jnp.sum(m_dir * (x - qacc_smooth), axis=0)
+        curvature = jnp.sum(m_dir * direction, axis=0)
+        alpha = exact_line_search(jar, jv, wd, slope0, curvature, run)
         x_new = x + alpha * direction
         jar_new, active_new, cost_new, grad_new = _evaluate(pm, x_new, M, qfrc_smooth, qacc_smooth, rows, wd)
         improved = cost_new < cost
-        done = jnp.all(active_new == active) | ~improved
+        step_done = jnp.all(active_new == active, axis=0) | ~improved
         # keep the better point: a step that did not lower the cost is rounding noise
-        keep = lambda new, old: jnp.where(improved, new, old)  # noqa: E731
+        take_new = run & improved
+        keep = lambda new, old: jnp.where(take_new, new, old)  # noqa: E731
         return (keep(x_new, x), keep(jar_new, jar), keep(active_new, active), keep(cost_new, cost),
-                keep(grad_new, grad), it + 1, done)
+                keep(grad_new, grad), it + run.astype(it.dtype), done | (run & step_done))
 
     jar, active, cost, grad = _evaluate(pm, qacc_smooth, M, qfrc_smooth, qacc_smooth, rows, wd)
-    carry = (qacc_smooth, jar, active, cost, grad, jnp.zeros((), jnp.int32), ~jnp.any(active))
+    carry = (qacc_smooth, jar, active, cost, grad, jnp.zeros(cost.shape, jnp.int32), ~jnp.any(active, axis=0))
     x, jar, active, cost, _, it, _ = jax.lax.while_loop(cond, body, carry)
     force = jnp.where(active, -rows.D * jar, 0.0)
     return SolverResult(qacc=x, efc_force=force, qfrc_constraint=rows.JT_mul(pm, rows.weight * force),

