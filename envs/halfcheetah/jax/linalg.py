@@ -9,6 +9,8 @@ from __future__ import annotations
 import jax
 import jax.numpy as jnp
 
+from .layout import stack
+
 
 def cholesky_factor(a) -> list[list[jax.Array]]:
     """Lower-triangular L with L L^T = a, as nested lists of scalars (a must be SPD)."""
@@ -43,7 +45,7 @@ def cholesky_solve_factored(low: list[list[jax.Array]], b: jax.Array) -> jax.Arr
         for k in range(i + 1, n):
             s = s - low[k][i] * x[k]
         x[i] = s / low[i][i]
-    return jnp.stack(jnp.broadcast_arrays(*x))
+    return stack(x)
 
 
 def cholesky_solve(a, b: jax.Array) -> jax.Array:
