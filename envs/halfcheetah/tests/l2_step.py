@@ -6,10 +6,10 @@ import jax
 import numpy as np
 from hypothesis import given, settings
 
-from envs.halfcheetah.jax import env
+from envs.halfcheetah.jax import dynamics, env
 from envs.halfcheetah.reference import mjx_ref
 from envs.halfcheetah.reference.mujoco_ref import MujocoCheetah
-from envs.halfcheetah.tests.harness import CHEETAH, assert_close, cheetah_states, jitted_physics_step
+from envs.halfcheetah.tests.harness import CHEETAH, PM, assert_close, cheetah_states, jitted_physics_step
 
 EXAMPLES = settings(max_examples=40, deadline=None)
 PARAMS = env.EnvParams(dtype="float64")
@@ -79,8 +79,6 @@ def test_vmapped_step_runs_batch_last_and_equals_the_single_env_step():
     """Under vmap the physics runs in the batch-last layout (env.physics, jax/layout.py); it must
     give each env exactly what the single-env step gives: bit-equal in float64, for a batched
     and an unbatched action, and under a vmap of a vmap."""
-    from envs.halfcheetah.tests.harness import PM
-
     rng = np.random.default_rng(7)
     batch = 6
     qpos = np.zeros((batch, 9))
@@ -91,8 +89,6 @@ def test_vmapped_step_runs_batch_last_and_equals_the_single_env_step():
     states = jax.vmap(lambda q, v: env.state_from_qpos_qvel(q, v, PARAMS))(qpos, qvel)
     one = [_env_step(env.state_from_qpos_qvel(qpos[i], qvel[i], PARAMS), actions[i]) for i in range(batch)]
     expected_obs = np.stack([np.asarray(o[0]) for o in one])
-    from envs.halfcheetah.jax import dynamics
-
     forward = jax.jit(lambda q, v, c: dynamics.forward(PM, q, v, c).solution.iterations)
     iterations = [int(forward(qpos[i], qvel[i], actions[i])) for i in range(batch)]
     assert max(iterations) >= 2 and min(iterations) <= 1, f"want a batch with easy and harder solves: {iterations}"

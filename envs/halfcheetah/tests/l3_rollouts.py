@@ -34,9 +34,10 @@ from envs.halfcheetah.tests.harness import assert_close
 EPISODES, STEPS, FREE_STEPS, MJX_SAMPLE_EVERY = 100, 1000, 300, 50
 QUANTILES = (0.5, 0.9, 0.99, 0.999, 1.0)
 # float32: per state, ours and MJX round differently and neither is systematically closer to C
-# (ours smaller on 47-52% of the states). The worst of 2,000 states is one chaotic state: for the
-# same code it moved between 2.5e-5 and 3.9e-5 (qpos) and 3.0e-3 and 5.0e-3 (qvel) with XLA's
-# fusion choices alone (README, "float32"); hence a paired sign test plus a bound on the worst case.
+# (ours smaller on 47-52% of the states). The worst of 2,000 states is one chaotic state: over
+# builds that round differently but have the same error quantiles it moved between 2.5e-5 and
+# 3.9e-5 (qpos) and 3.0e-3 and 5.0e-3 (qvel), for the same source with XLA's fusion choices alone
+# (README, "float32"); hence a paired sign test plus a bound on the worst case.
 MAX_RATIO_TO_MJX = 2.0
 F64, F32 = env.EnvParams(dtype="float64"), env.EnvParams(dtype="float32")
 
