@@ -118,21 +118,12 @@ def ppo_settings(num_envs: int):
 
 
 def jax_ppo_sps(num_envs: int, updates: int, frameskip: int) -> tuple[float, float]:
-    import jax
-
     from envs.pong.jax.env import env_spec
     from envs.pong.params import PongConfig
-    from shared.ppo import make_train
+    from shared.ppo.jax_loop import measure_sps
 
-    config = ppo_settings(num_envs)(updates)
-    train = make_train(config, env_spec(PongConfig(frameskip=frameskip)))
-    key = jax.random.PRNGKey(0)
-    start = time.perf_counter()
-    compiled = jax.jit(train).lower(key).compile()
-    compile_seconds = time.perf_counter() - start
-    start = time.perf_counter()
-    jax.block_until_ready(compiled(key))
-    return config.batch_size * config.num_updates / (time.perf_counter() - start), compile_seconds
+    measured = measure_sps(ppo_settings(num_envs)(updates), env_spec(PongConfig(frameskip=frameskip)))
+    return measured["sps"], measured["compile_s"]
 
 
 def c_ppo_sps(num_envs: int, updates: int, frameskip: int) -> tuple[float, float]:

@@ -7,7 +7,9 @@
 JAX backends run PPO fused on the device: nothing crosses to the host, so their transfer is 0; each
 phase is timed as its own compiled program (a scan of env steps, a scan of forwards, the update).
 Host backends (C, Rust, Python references) are timed inside the host loop, phase by phase, on the
-update after the first (which compiles). Prints a table and saves a stacked bar chart (PNG) and JSON.
+update after the first (which compiles). There the observation goes to the jitted policy call as
+numpy, so its copy to the device is timed as forward; transfer is the way back (actions, log-probs,
+values) and the rollout's upload to the update. Prints a table and saves a stacked bar chart (PNG) and JSON.
 """
 
 from __future__ import annotations

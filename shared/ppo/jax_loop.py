@@ -98,14 +98,20 @@ def train_with_progress(config: PPOConfig, env: JaxEnvSpec, show: bool = True):
 
 
 def measure_sps(config: PPOConfig, env: JaxEnvSpec, key: Optional[jax.Array] = None) -> dict:
-    """make_train compiled ahead, then run once: agent steps per second (compile excluded) and the
-    compile seconds; what every env bench reports for its JAX PPO row."""
+    """make_train compiled ahead, run once untimed, then timed on a second run: agent steps per
+    second (compile and first run excluded) and the compile seconds; what every env bench reports
+    for its JAX PPO row.
+
+    The first execution of a compiled program pays one-off costs (buffer allocation, thread pool
+    start: ~60 ms on a 2-core VM, ten times a 3-update PPO run at one env); the host loop's figures
+    leave out its first update likewise."""
     import time
 
     key = jax.random.PRNGKey(0) if key is None else key
     started = time.perf_counter()
     compiled = jax.jit(make_train(config, env)).lower(key).compile()
     compile_s = time.perf_counter() - started
+    jax.block_until_ready(compiled(key))
     started = time.perf_counter()
     jax.block_until_ready(compiled(key))
     return {"sps": config.batch_size * config.num_updates / (time.perf_counter() - started), "compile_s": compile_s}
