@@ -6,7 +6,7 @@ import jax
 import numpy as np
 from hypothesis import given, settings
 
-from envs.halfcheetah.jax import dynamics, env
+from envs.halfcheetah.jax import dynamics, env, solver
 from envs.halfcheetah.reference import mjx_ref
 from envs.halfcheetah.reference.mujoco_ref import MujocoCheetah
 from envs.halfcheetah.tests.harness import CHEETAH, PM, assert_close, cheetah_states, jitted_physics_step
@@ -100,3 +100,38 @@ def test_vmapped_step_runs_batch_last_and_equals_the_single_env_step():
     nested = jax.jit(jax.vmap(jax.vmap(lambda s, a: env.step_no_reset(s, a, PARAMS)[0])))(
         jax.tree_util.tree_map(lambda x: x.reshape((2, 3) + x.shape[1:]), states), actions.reshape(2, 3, 6))
     assert_close(np.asarray(nested).reshape(batch, -1), expected_obs, 1e-12, "nested vmap")
+
+
+@CHEETAH.covers("solver")
+def test_compacted_newton_iterations_equal_the_single_env_solve():
+    """In a batch of 256 the envs still iterating once at most 64 do move to a 64-lane sub-batch
+    (solver.py); each env's solve must still be exactly the single-env solve: bit-equal qacc,
+    constraint forces and iteration counts in float64."""
+    rng = np.random.default_rng(11)
+    batch = 256
+    assert solver.compaction_sizes((batch,)) == (64,)
+    qpos = np.zeros((batch, 9))
+    qpos[:, :3] = rng.uniform([-1, -0.3, -0.6], [1, 0.0, 0.6], (batch, 3))  # low: contacts
+    qpos[:, list(PM.limit_dofs)] = rng.uniform(PM.limit_range[:, 0] - 0.2, PM.limit_range[:, 1] + 0.2, (batch, 6))
+    qvel = rng.normal(0, 2, (batch, 9))
+    ctrl = rng.uniform(-1, 1, (batch, 6))
+
+    def solve(q, v, c, sub_batches=None):
+        fwd = dynamics.forward(PM, q, v, c)
+        rows = fwd.rows
+        result = solver.newton_solve(PM, fwd.M, fwd.qfrc_smooth, fwd.qacc_smooth, rows, sub_batches=sub_batches)
+        return result.qacc, result.efc_force, result.iterations
+
+    batched = jax.jit(solve)(qpos.T, qvel.T, ctrl.T)
+    iterations = np.asarray(batched[2])
+    # both phases must have had work: more than 64 envs iterate at first, and some iteration
+    # k >= 2 is needed by between 1 and 64 envs (it runs in the sub-batch)
+    assert np.sum(iterations >= 1) > 64, np.bincount(iterations)
+    assert any(0 < np.sum(iterations >= k) <= 64 for k in range(2, iterations.max() + 1)), np.bincount(iterations)
+    single = jax.jit(solve)
+    for i in range(batch):
+        one = single(qpos[i], qvel[i], ctrl[i])
+        for name, ours, theirs in zip(("qacc", "efc_force", "iterations"), batched, one, strict=True):
+            assert np.array_equal(np.asarray(ours)[..., i], np.asarray(theirs)), f"env {i}: {name}"
+    whole_batch = jax.jit(lambda q, v, c: solve(q, v, c, sub_batches=()))(qpos.T, qvel.T, ctrl.T)
+    assert all(np.array_equal(a, b) for a, b in zip(batched, whole_batch, strict=True))
