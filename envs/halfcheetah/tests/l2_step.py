@@ -118,19 +118,18 @@ def test_compacted_newton_iterations_equal_the_single_env_solve():
 
     def solve(q, v, c, sub_batches=None):
         fwd = dynamics.forward(PM, q, v, c)
-        rows = fwd.rows
-        result = solver.newton_solve(PM, fwd.M, fwd.qfrc_smooth, fwd.qacc_smooth, rows, sub_batches=sub_batches)
+        result = solver.newton_solve(PM, fwd.M, fwd.qfrc_smooth, fwd.qacc_smooth, fwd.rows, sub_batches=sub_batches)
         return result.qacc, result.efc_force, result.iterations
 
-    batched = jax.jit(solve)(qpos.T, qvel.T, ctrl.T)
+    solve_jitted = jax.jit(solve)  # traced once for the batch, once for a single env
+    batched = solve_jitted(qpos.T, qvel.T, ctrl.T)
     iterations = np.asarray(batched[2])
     # both phases must have had work: more than 64 envs iterate at first, and some iteration
     # k >= 2 is needed by between 1 and 64 envs (it runs in the sub-batch)
     assert np.sum(iterations >= 1) > 64, np.bincount(iterations)
     assert any(0 < np.sum(iterations >= k) <= 64 for k in range(2, iterations.max() + 1)), np.bincount(iterations)
-    single = jax.jit(solve)
     for i in range(batch):
-        one = single(qpos[i], qvel[i], ctrl[i])
+        one = solve_jitted(qpos[i], qvel[i], ctrl[i])
         for name, ours, theirs in zip(("qacc", "efc_force", "iterations"), batched, one, strict=True):
             assert np.array_equal(np.asarray(ours)[..., i], np.asarray(theirs)), f"env {i}: {name}"
     whole_batch = jax.jit(lambda q, v, c: solve(q, v, c, sub_batches=()))(qpos.T, qvel.T, ctrl.T)
