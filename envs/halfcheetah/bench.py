@@ -17,7 +17,12 @@ random actions in [-1, 1], drawn before timing, from Gymnasium-style reset state
 - ours float32 (`jax/env.py`: env.step with reward, observation and auto-reset).
 The three JAX backends are timed the same way: one jitted `lax.scan` of K steps over a vmapped
 single-env step (K = 1024 // batch, clamped to [1, 128], so dispatch overhead is paid once per K
-steps), the state carried from call to call. Each JAX row runs in its own spawned process: a fresh
+steps), the state carried from call to call (not donated: donation made our batch-1 rollout 1.7x
+slower at run time). Each JAX backend is measured under two XLA CPU settings and keeps the faster
+(`--xla-loops both`, the default; shared/xla_cpu.py): XLA's default, and whole while loops compiled
+as one function (`xla_cpu_small_while_loop_byte_threshold` raised), which removes the per-kernel
+dispatch cost that dominates small batches. A setting a backend's program cannot be compiled
+under is reported and the other one used. Each JAX row runs in its own spawned process: a fresh
 XLA, and a time-out instead of a stuck run if XLA's CPU thread pool freezes (seen with MJX's
 batched Cholesky at batch >= 1024 on jaxlib 0.10.2; ../shared/jax-cpu-notes.md), or a row that is
 skipped if it compiles for longer than --jit-limit. Compile time is its own column and is in no SPS
@@ -48,14 +53,16 @@ import time
 import numpy as np
 
 from shared.benchmark import best_rate, format_rate, machine
+from shared.xla_cpu import environ_with_whole_loops
 
 FRAME_SKIP = 5
 NQ = NV = 9
 NU = 6
 RESET_NOISE_SCALE = 0.1
 JAX_BACKENDS = ("mjx", "brax", "ours")
+XLA_SETTINGS = ("default", "whole_loops")
 LABELS = {"c1": "MuJoCo C 1 thread", "c2": "MuJoCo C 2 threads", "mjx": "MJX f32", "brax": "Brax gen. f32",
-          "ours": "ours f32"}
+          "ours": "ours f32", "ours2": "ours f32, 2 processes"}
 STARTUP_LIMIT_S = 180.0  # a JAX worker's imports and input set-up, before any compile
 
 
@@ -152,7 +159,7 @@ def _prepare_ours(batch: int):
 
     qpos, qvel = reset_states(batch)
     states = jax.vmap(lambda q, v: env.state_from_qpos_qvel(q, v, params))(qpos, qvel)
-    return jax.jit(rollout, donate_argnums=0), (jax.random.split(jax.random.PRNGKey(0), batch), states)
+    return jax.jit(rollout), (jax.random.split(jax.random.PRNGKey(0), batch), states)
 
 
 PREPARE = {"mjx": _prepare_mjx, "brax": _prepare_brax, "ours": _prepare_ours}
@@ -170,10 +177,13 @@ def _peak_rss_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
-def _jax_worker(backend: str, batch: int, seconds: float, messages) -> None:
+def _jax_worker(backend: str, batch: int, seconds: float, messages, barrier=None, core=None) -> None:
     """In a spawned process: set up, compile, one warm-up call, then time. Reports each stage as a
-    message, so that the parent can tell a slow compile from a frozen step."""
+    message, so that the parent can tell a slow compile from a frozen step. With a barrier, the
+    timing starts when every process sharing it is warm; with a core, the process runs on it alone."""
     try:
+        if core is not None:
+            os.sched_setaffinity(0, {core})  # before JAX starts its threads, which inherit it
         import jax
 
         rollout, carry = PREPARE[backend](batch)
@@ -185,6 +195,8 @@ def _jax_worker(backend: str, batch: int, seconds: float, messages) -> None:
         start = time.perf_counter()
         holder = [jax.block_until_ready(compiled(carry, actions))]
         messages.put(("warm", time.perf_counter() - start))
+        if barrier is not None:
+            barrier.wait()
 
         def call():
             holder[0] = jax.block_until_ready(compiled(holder[0], actions))
@@ -225,27 +237,56 @@ def _await(messages, process, expected: str, timeout: float, what: str, on_timeo
         return value
 
 
-def jax_sps(backend: str, batch: int, seconds: float, jit_limit: float, call_limit: float) -> dict:
-    """One JAX row in a spawned process, with a time limit on every stage."""
+def jax_sps(backend: str, batch: int, seconds: float, jit_limit: float, call_limit: float,
+            xla: str = "default", processes: int = 1) -> dict:
+    """One JAX row in spawned processes, with a time limit on every stage; `xla` is one of
+    XLA_SETTINGS, applied through the children's XLA_FLAGS. With several processes, each runs
+    batch // processes envs pinned to a core of its own (where there are enough), their timing
+    starts together (a barrier once all are warm), and the row is the sum of their rates."""
     context = multiprocessing.get_context("spawn")
-    messages = context.Queue()
-    process = context.Process(target=_jax_worker, args=(backend, batch, seconds, messages), daemon=True)
-    process.start()
-    row = {"sps": None, "jit_s": None, "steps_per_call": batch * jax_env_steps_per_call(batch)}
+    cores = sorted(os.sched_getaffinity(0))
+    pinned = processes > 1 and len(cores) >= processes
+    barrier = context.Barrier(processes) if processes > 1 else None
+    queues = [context.Queue() for _ in range(processes)]
+    workers = [context.Process(target=_jax_worker, daemon=True,
+                               args=(backend, batch // processes, seconds, queues[w], barrier,
+                                     cores[w] if pinned else None))
+               for w in range(processes)]
+    saved = os.environ.get("XLA_FLAGS")
+    if xla == "whole_loops":  # a spawned child starts with the parent's environment as it is now
+        os.environ["XLA_FLAGS"] = environ_with_whole_loops()["XLA_FLAGS"]
     try:
-        row["jax_backend"] = _await(messages, process, "ready", STARTUP_LIMIT_S, "set-up")
-        row["jit_s"] = _await(messages, process, "compiled", jit_limit, "compile", on_timeout="skipped (--jit-limit)")
-        row["first_call_s"] = _await(messages, process, "warm", call_limit, "the first call (a frozen XLA?)")
+        for worker in workers:
+            worker.start()
+    finally:
+        if saved is None:
+            os.environ.pop("XLA_FLAGS", None)
+        else:
+            os.environ["XLA_FLAGS"] = saved
+    row = {"sps": None, "jit_s": None, "steps_per_call": batch * jax_env_steps_per_call(batch // processes),
+           "xla": xla, "processes": processes}
+
+    def stage(expected, limit, what, **kwargs):
+        return [_await(q, w, expected, limit, what, **kwargs) for q, w in zip(queues, workers, strict=True)]
+
+    try:
+        row["jax_backend"] = stage("ready", STARTUP_LIMIT_S, "set-up")[0]
+        row["jit_s"] = max(stage("compiled", jit_limit, "compile", on_timeout="skipped (--jit-limit)"))
+        row["first_call_s"] = max(stage("warm", call_limit, "the first call (a frozen XLA?)"))
         # each of 3 windows runs past its share of `seconds` by at most about one call
         measure_limit = seconds + 6 * row["first_call_s"] + 60
-        row.update(_await(messages, process, "done", measure_limit, "timing (a frozen XLA?)"))
+        done = stage("done", measure_limit, "timing (a frozen XLA?)")
+        row.update(sps=sum(d["sps"] for d in done), peak_rss_mb=max(d["peak_rss_mb"] for d in done))
         row["status"] = "ok"
     except RowFailed as reason:
         row["status"] = str(reason)
     finally:
-        if process.is_alive():
-            process.kill()  # our own child: a frozen one never exits by itself
-        process.join()
+        if barrier is not None:
+            barrier.abort()  # a worker still waiting there fails instead of hanging
+        for worker in workers:
+            if worker.is_alive():
+                worker.kill()  # our own child: a frozen one never exits by itself
+            worker.join()
     return row
 
 
@@ -262,16 +303,30 @@ def ratios(results: dict[int, dict[str, dict]]) -> dict:
     threads at that batch and at its best batch."""
     per_batch = {str(batch): {"ours_over_mjx": _ratio(rows.get("ours"), rows.get("mjx")),
                               "ours_over_brax": _ratio(rows.get("ours"), rows.get("brax")),
-                              "ours_over_c2": _ratio(rows.get("ours"), rows.get("c2"))}
+                              "ours_over_c2": _ratio(_best_ours(rows), rows.get("c2"))}
                  for batch, rows in results.items()}
     largest = max(results)
     best_c2 = max((dict(rows["c2"], batch=batch) for batch, rows in results.items() if rows.get("c2", {}).get("sps")),
                   key=lambda row: row["sps"], default=None)
     return {"per_batch": per_batch, "ours_largest_batch": largest, "c2_best_batch": best_c2 and best_c2["batch"],
-            "ours_largest_batch_over_c2_same_batch": _ratio(results[largest].get("ours"), results[largest].get("c2")),
-            "ours_largest_batch_over_c2_best": _ratio(results[largest].get("ours"), best_c2)}
+            "ours_largest_batch_over_c2_same_batch": _ratio(_best_ours(results[largest]), results[largest].get("c2")),
+            "ours_largest_batch_over_c2_best": _ratio(_best_ours(results[largest]), best_c2)}
 
 
+def _best_ours(rows: dict) -> dict | None:
+    """Ours on the machine's two cores: one process or two (the faster), what MuJoCo C on two
+    threads is compared with."""
+    candidates = [rows[name] for name in ("ours", "ours2") if rows.get(name, {}).get("sps")]
+    return max(candidates, key=lambda row: row["sps"], default=None)
+
+
+
+
+def faster_setting(settings: dict[str, dict]) -> dict:
+    """The row of the XLA setting that ran fastest (one that failed counts as 0), with every
+    setting's own row under "settings"."""
+    best = max(settings.values(), key=lambda row: row["sps"] or 0.0)
+    return dict(best, settings=settings)
 
 
 def _version(package: str) -> str | None:
@@ -293,7 +348,7 @@ def _sps_cell(row: dict | None) -> str:
         return "n/a"
     if row["status"] != "ok":
         return next((word for word in ("timed out", "skipped") if row["status"].startswith(word)), "failed")
-    return format_rate(row["sps"])
+    return format_rate(row["sps"]) + ("*" if row.get("xla") == "whole_loops" else "")
 
 
 def _jit_cell(row: dict | None) -> str:
@@ -309,7 +364,7 @@ def print_table(console, results: dict, summary: dict, seconds: float) -> None:
 
     table = Table(title=f"HalfCheetah-v5: env steps/s, random actions ({os.cpu_count()} CPUs, {seconds:g} s per row)")
     columns = ["batch", "C 1 thread", "C 2 threads", "MJX f32", "MJX JIT s", "Brax f32", "Brax JIT s",
-               "ours f32", "ours JIT s", "ours/MJX", "ours/Brax", "ours/C 2t"]
+               "ours f32", "ours JIT s", "ours 2 proc.", "ours/MJX", "ours/Brax", "best ours/C 2t"]
     for column in columns:
         table.add_column(column, justify="right")
     for batch, rows in results.items():
@@ -317,7 +372,7 @@ def print_table(console, results: dict, summary: dict, seconds: float) -> None:
         table.add_row(str(batch), _sps_cell(rows.get("c1")), _sps_cell(rows.get("c2")),
                       _sps_cell(rows.get("mjx")), _jit_cell(rows.get("mjx")),
                       _sps_cell(rows.get("brax")), _jit_cell(rows.get("brax")),
-                      _sps_cell(rows.get("ours")), _jit_cell(rows.get("ours")),
+                      _sps_cell(rows.get("ours")), _jit_cell(rows.get("ours")), _sps_cell(rows.get("ours2")),
                       _ratio_cell(batch_ratios["ours_over_mjx"]), _ratio_cell(batch_ratios["ours_over_brax"]),
                       _ratio_cell(batch_ratios["ours_over_c2"]))
     console.print(table)
@@ -326,10 +381,20 @@ def print_table(console, results: dict, summary: dict, seconds: float) -> None:
                   f"{_ratio_cell(summary['ours_largest_batch_over_c2_best'])} against its best batch "
                   f"({summary['c2_best_batch']}).")
     console.print("MJX: physics only (5 mjx.step); Brax: its own port of the model, env.step without auto-reset; "
-                  "ours: env.step with reward and auto-reset. JIT s is compile only, in no SPS figure.")
+                  "ours: env.step with reward and auto-reset. JIT s is compile only, in no SPS figure. "
+                  "ours 2 proc.: two processes of batch/2 envs, a core each, timed together (summed); "
+                  "MJX and Brax are compared with ours in one process, MuJoCo C on 2 threads with the faster of the two. "
+                  "* = faster with whole loops compiled as one function (shared/xla_cpu.py); "
+                  "each JAX cell is the faster of the XLA settings measured.")
     for batch, rows in results.items():
         for name, row in rows.items():
-            if row["status"] != "ok":
+            for xla, setting in row.get("settings", {}).items():
+                if setting["status"] == "ok":
+                    console.print(f"  {LABELS[name]} at batch {batch}, XLA {xla}: {_sps_cell(dict(setting, xla=None))} "
+                                  f"(JIT {setting['jit_s']:.1f} s)")
+                else:
+                    console.print(f"[yellow]{LABELS[name]} at batch {batch}, XLA {xla}: {setting['status']}[/yellow]")
+            if row["status"] != "ok" and not row.get("settings"):
                 console.print(f"[yellow]{LABELS[name]} at batch {batch}: {row['status']}[/yellow]")
 
 
@@ -343,7 +408,12 @@ def parse_args(argv):
                         help="a JAX row's first call taking longer counts as frozen")
     parser.add_argument("--out", default=os.path.join(os.environ.get("ENVPORT_BENCH_DIR", "bench-results"),
                                                       "halfcheetah.json"))
+    parser.add_argument("--xla-loops", choices=("both",) + XLA_SETTINGS, default="both",
+                        help="XLA CPU settings each JAX backend is measured under (the faster is kept)")
+    parser.add_argument("--no-two-processes", dest="two_processes", action="store_false",
+                        help="leave out the row of ours in two processes")
     args = parser.parse_args(argv)
+    args.xla_loops = XLA_SETTINGS if args.xla_loops == "both" else (args.xla_loops,)
     args.batches = args.batches or ([1, 64, 512] if args.quick else [1, 64, 512, 4096])
     args.seconds = args.seconds or (1.5 if args.quick else 6.0)
     return args
@@ -357,8 +427,18 @@ def measure(console, args) -> dict[int, dict[str, dict]]:
             with console.status(f"batch {batch}: {LABELS[name]}"):
                 rows[name] = mujoco_c_sps(batch, nthread, args.seconds)
         for name in JAX_BACKENDS:
-            with console.status(f"batch {batch}: {LABELS[name]} (own process: set-up, compile, timing)"):
-                rows[name] = jax_sps(name, batch, args.seconds, args.jit_limit, args.call_limit)
+            settings = {}
+            for xla in args.xla_loops:
+                with console.status(f"batch {batch}: {LABELS[name]}, XLA {xla} (own process: set-up, compile, timing)"):
+                    settings[xla] = jax_sps(name, batch, args.seconds, args.jit_limit, args.call_limit, xla)
+            rows[name] = faster_setting(settings)
+        if batch >= 2 and args.two_processes:
+            settings = {}
+            for xla in args.xla_loops:
+                with console.status(f"batch {batch}: {LABELS['ours2']}, XLA {xla} (set-up, compile, timing)"):
+                    settings[xla] = jax_sps("ours", batch, args.seconds, args.jit_limit, args.call_limit, xla,
+                                            processes=2)
+            rows["ours2"] = faster_setting(settings)
         console.print(f"  batch {batch}: " + ", ".join(
             f"{LABELS[name]} {_sps_cell(row)}" + (f" (JIT {row['jit_s']:.1f} s)" if row.get("jit_s") else "")
             for name, row in rows.items()))
@@ -384,7 +464,9 @@ def main(argv=None) -> int:
         "benchmark": "halfcheetah", "unit": "env steps per second (frame_skip 5)",
         "timestamp": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
         "seconds_per_row": args.seconds, "batches": args.batches, "jit_limit_s": args.jit_limit,
-        "timing": "best of 3 windows; JAX: jitted lax.scan of K vmapped env steps per call",
+        "timing": "best of 3 windows; JAX: jitted lax.scan of K vmapped env steps per call, "
+                  "the faster of the XLA settings measured",
+        "xla_settings": list(args.xla_loops),
         "machine": dict(machine(), load_average_start=load_at_start, load_average_end=os.getloadavg()),
         "versions": versions(), "measurements": measurements, "ratios": summary,
         "wall_s": time.perf_counter() - started}, indent=2))
