@@ -1,0 +1,81 @@
+"""The JAX env compiled with whole loops as one function (shared/xla_cpu.py; the bench's
+"JAX whole loops" column) is the same env bit for bit: a 2,000-step rollout of 256 envs (points,
+episode ends and auto-resets included) in a fresh process with that setting equals the same
+rollout compiled with XLA's defaults here, every observation, reward, done and state field."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import textwrap
+from pathlib import Path
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from envs.pong.jax import env as pong
+from envs.pong.params import PongConfig
+from shared.xla_cpu import environ_with_whole_loops
+
+REPO = Path(__file__).resolve().parents[3]
+ENVS, STEPS = 256, 2000
+
+ROLLOUT = textwrap.dedent("""
+    import jax, jax.numpy as jnp, numpy as np
+    from envs.pong.jax import env as pong
+    from envs.pong.params import PongConfig
+
+    def run(envs, steps):
+        params = pong.EnvParams.from_config(PongConfig(frameskip=1))
+        actions = jnp.asarray(np.random.default_rng(0).integers(0, 3, (steps, envs)), dtype=jnp.int32)
+        step = jax.vmap(pong.step, in_axes=(None, 0, 0, None))
+
+        def rollout(state, actions):
+            def body(state, a):
+                obs, state, reward, done, _ = step(None, state, a, params)
+                return state, (obs, reward, done)
+            return jax.lax.scan(body, state, actions)
+
+        _, state = jax.jit(jax.vmap(pong.reset_from_seed, in_axes=(0, None)))(jnp.arange(envs, dtype=jnp.uint32), params)
+        compiled = jax.jit(rollout).lower(state, actions).compile()
+        final, outputs = compiled(state, actions)
+        leaves = [np.asarray(x) for x in jax.tree.leaves((final, outputs))]
+        return leaves, compiled.as_text().count("xla_cpu_small_call")
+""")
+
+
+def test_whole_loop_build_equals_the_default_build_bit_for_bit():
+    namespace: dict = {}
+    exec(ROLLOUT, namespace)  # the same source in both processes
+    expected, default_calls = namespace["run"](ENVS, STEPS)
+    assert default_calls == 0, "XLA's default already hoisted the rollout: the comparison would be vacuous"
+    child = ROLLOUT + textwrap.dedent("""
+        import json, sys
+        leaves, calls = run(int(sys.argv[2]), int(sys.argv[3]))
+        np.savez(sys.argv[1], *leaves)
+        print(json.dumps({"small_calls": calls}))
+    """)
+    with tempfile.TemporaryDirectory() as folder:
+        out = Path(folder) / "whole.npz"
+        environ = environ_with_whole_loops()
+        environ["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO), environ.get("PYTHONPATH")]))
+        done = subprocess.run([sys.executable, "-c", child, str(out), str(ENVS), str(STEPS)], env=environ,
+                              capture_output=True, text=True, timeout=600)
+        assert done.returncode == 0, done.stderr[-3000:]
+        assert json.loads(done.stdout.strip().splitlines()[-1])["small_calls"] >= 1, "nothing was hoisted"
+        saved = np.load(out)
+        whole = [saved[f"arr_{i}"] for i in range(len(saved.files))]
+    assert len(whole) == len(expected)
+    rewards = expected[-2]
+    assert np.count_nonzero(rewards) > 100, "the rollout scored too few points to test the scoring path"
+    for index, (a, b) in enumerate(zip(expected, whole, strict=True)):
+        assert a.dtype == b.dtype and a.shape == b.shape, f"leaf {index}: {a.dtype}{a.shape} vs {b.dtype}{b.shape}"
+        assert np.array_equal(a, b), f"leaf {index}: {np.count_nonzero(a != b)} values differ"
+
+
+# the child imports these; named here so that Pants ships them with the test
+_ = (jax, jnp, pong, PongConfig)
