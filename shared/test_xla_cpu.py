@@ -38,6 +38,19 @@ def test_enabled_is_read_from_the_flags():
     assert child["OTHER"] == "x" and xla_cpu.whole_loops_enabled(child["XLA_FLAGS"])
 
 
+def test_children_context_sets_and_restores(monkeypatch):
+    monkeypatch.setenv("XLA_FLAGS", "--a=1")
+    with xla_cpu.whole_loops_for_children():
+        assert xla_cpu.whole_loops_enabled()
+    assert os.environ["XLA_FLAGS"] == "--a=1"
+    with xla_cpu.whole_loops_for_children(enabled=False):
+        assert os.environ["XLA_FLAGS"] == "--a=1"
+    monkeypatch.delenv("XLA_FLAGS")
+    with pytest.raises(KeyError), xla_cpu.whole_loops_for_children():
+        raise KeyError("restored on an error too")
+    assert "XLA_FLAGS" not in os.environ
+
+
 def test_enable_after_jax_started_raises():
     import jax.numpy as jnp
 

@@ -20,9 +20,10 @@ Results are the same computation compiled by another emitter: they can differ in
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 
 WHOLE_LOOP_BYTES = 1 << 30
 _OPTION = "xla_cpu_small_while_loop_byte_threshold"
@@ -51,6 +52,23 @@ def environ_with_whole_loops(environ: Mapping[str, str] | None = None, threshold
     child = dict(os.environ if environ is None else environ)
     child["XLA_FLAGS"] = with_whole_loops(child.get("XLA_FLAGS"), threshold)
     return child
+
+
+@contextlib.contextmanager
+def whole_loops_for_children(enabled: bool = True, threshold: int = WHOLE_LOOP_BYTES) -> Iterator[None]:
+    """While open, this process's XLA_FLAGS ask for whole loops, so that a process spawned inside
+    (multiprocessing's spawn copies the environment at start) compiles them; restored on exit.
+    This process's own XLA keeps the flags it started with."""
+    saved = os.environ.get("XLA_FLAGS")
+    if enabled:
+        os.environ["XLA_FLAGS"] = with_whole_loops(saved, threshold)
+    try:
+        yield
+    finally:
+        if saved is None:
+            os.environ.pop("XLA_FLAGS", None)
+        else:
+            os.environ["XLA_FLAGS"] = saved
 
 
 def whole_loops_enabled(xla_flags: str | None = None) -> bool:

@@ -53,7 +53,7 @@ import time
 import numpy as np
 
 from shared.benchmark import best_rate, format_rate, machine
-from shared.xla_cpu import environ_with_whole_loops
+from shared.xla_cpu import whole_loops_for_children
 
 FRAME_SKIP = 5
 NQ = NV = 9
@@ -252,17 +252,9 @@ def jax_sps(backend: str, batch: int, seconds: float, jit_limit: float, call_lim
                                args=(backend, batch // processes, seconds, queues[w], barrier,
                                      cores[w] if pinned else None))
                for w in range(processes)]
-    saved = os.environ.get("XLA_FLAGS")
-    if xla == "whole_loops":  # a spawned child starts with the parent's environment as it is now
-        os.environ["XLA_FLAGS"] = environ_with_whole_loops()["XLA_FLAGS"]
-    try:
+    with whole_loops_for_children(xla == "whole_loops"):
         for worker in workers:
             worker.start()
-    finally:
-        if saved is None:
-            os.environ.pop("XLA_FLAGS", None)
-        else:
-            os.environ["XLA_FLAGS"] = saved
     row = {"sps": None, "jit_s": None, "steps_per_call": batch * jax_env_steps_per_call(batch // processes),
            "xla": xla, "processes": processes}
 

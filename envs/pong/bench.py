@@ -36,7 +36,7 @@ import numpy as np
 
 from shared.benchmark import best_rate, format_rate
 from shared.benchmark import machine as shared_machine
-from shared.xla_cpu import environ_with_whole_loops
+from shared.xla_cpu import whole_loops_for_children
 
 
 def _c_worker(num_envs: int, seconds: float, frameskip: int, queue) -> None:
@@ -125,15 +125,8 @@ def jax_random_sps_whole_loops(num_envs: int, seconds: float, frameskip: int) ->
     context = multiprocessing.get_context("spawn")
     queue = context.Queue()
     process = context.Process(target=_jax_random_worker, args=(num_envs, seconds, frameskip, queue), daemon=True)
-    saved = os.environ.get("XLA_FLAGS")
-    os.environ["XLA_FLAGS"] = environ_with_whole_loops()["XLA_FLAGS"]
-    try:
+    with whole_loops_for_children():
         process.start()
-    finally:
-        if saved is None:
-            os.environ.pop("XLA_FLAGS", None)
-        else:
-            os.environ["XLA_FLAGS"] = saved
     try:
         kind, value = queue.get(timeout=900)
     except Exception:  # noqa: BLE001 - a stuck or dead child becomes a failed row
