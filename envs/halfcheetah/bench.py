@@ -418,19 +418,16 @@ def measure(console, args) -> dict[int, dict[str, dict]]:
         for name, nthread in (("c1", 1), ("c2", 2)):
             with console.status(f"batch {batch}: {LABELS[name]}"):
                 rows[name] = mujoco_c_sps(batch, nthread, args.seconds)
-        for name in JAX_BACKENDS:
-            settings = {}
-            for xla in args.xla_loops:
-                with console.status(f"batch {batch}: {LABELS[name]}, XLA {xla} (own process: set-up, compile, timing)"):
-                    settings[xla] = jax_sps(name, batch, args.seconds, args.jit_limit, args.call_limit, xla)
-            rows[name] = faster_setting(settings)
+        jax_rows = [(name, name, 1) for name in JAX_BACKENDS]
         if batch >= 2 and args.two_processes:
+            jax_rows.append(("ours2", "ours", 2))
+        for name, backend, processes in jax_rows:
             settings = {}
             for xla in args.xla_loops:
-                with console.status(f"batch {batch}: {LABELS['ours2']}, XLA {xla} (set-up, compile, timing)"):
-                    settings[xla] = jax_sps("ours", batch, args.seconds, args.jit_limit, args.call_limit, xla,
-                                            processes=2)
-            rows["ours2"] = faster_setting(settings)
+                with console.status(f"batch {batch}: {LABELS[name]}, XLA {xla} (own processes: set-up, compile, timing)"):
+                    settings[xla] = jax_sps(backend, batch, args.seconds, args.jit_limit, args.call_limit, xla,
+                                            processes)
+            rows[name] = faster_setting(settings)
         console.print(f"  batch {batch}: " + ", ".join(
             f"{LABELS[name]} {_sps_cell(row)}" + (f" (JIT {row['jit_s']:.1f} s)" if row.get("jit_s") else "")
             for name, row in rows.items()))
