@@ -30,6 +30,7 @@ import argparse
 import json
 import multiprocessing
 import os
+import queue as queue_module
 import time
 
 import numpy as np
@@ -127,10 +128,17 @@ def jax_random_sps_whole_loops(num_envs: int, seconds: float, frameskip: int) ->
     process = context.Process(target=_jax_random_worker, args=(num_envs, seconds, frameskip, queue), daemon=True)
     with whole_loops_for_children():
         process.start()
+    deadline = time.monotonic() + 900
+    kind, value = "error", "no result within 900 s"
     try:
-        kind, value = queue.get(timeout=900)
-    except Exception:  # noqa: BLE001 - a stuck or dead child becomes a failed row
-        kind, value = "error", "no result within 900 s"
+        while time.monotonic() < deadline:
+            try:
+                kind, value = queue.get(timeout=1.0)
+                break
+            except queue_module.Empty:
+                if not process.is_alive() and queue.empty():
+                    kind, value = "error", f"the process died (exit code {process.exitcode})"
+                    break
     finally:
         if process.is_alive():
             process.kill()
