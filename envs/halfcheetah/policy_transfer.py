@@ -1,10 +1,18 @@
 """HalfCheetah's two L4 backends: PPO (Gaussian policy) trained on the JAX translation
 (make_train, float32) or on MuJoCo C (host loop over Gymnasium's HalfCheetah-v5 vector env), and
-evaluation of a policy's mean action on either backend from the same start states."""
+evaluation of a policy's mean action on either backend from the same start states.
+
+Many seeds are needed (PPO's seed-to-seed spread on HalfCheetah is ~2.5x Delta), so both backends
+train seeds together: the JAX one vmaps make_train over a chunk of seeds (one program, ~3x the
+throughput of one seed at a time on 2 cores), MuJoCo C runs one host loop per core in worker
+processes. A seed's JAX run depends on its chunk's size (XLA's float order differs with the batch
+shape, and training is chaotic), not on the other seeds in it; both are fixed by L4Settings."""
 
 from __future__ import annotations
 
 import dataclasses
+import multiprocessing
+import os
 from functools import cache
 
 import gymnasium
@@ -14,7 +22,7 @@ import numpy as np
 
 from shared.ppo import PPOConfig, train_host, train_with_progress
 from shared.ppo.core import make_network
-from shared.ppo.jax_loop import JaxEnvSpec
+from shared.ppo.jax_loop import JaxEnvSpec, make_train
 from shared.ppo.networks import gaussian_mode
 from shared.verification.l4 import L4Backend, TrainOutcome
 from shared.verification.l4_backends import training_curve
@@ -30,6 +38,9 @@ class L4Settings:
                                vf_coef=0.5, continuous=True)
     eval_episodes: int = 5
     episode_steps: int = 1000
+    seeds: int = 128  # per backend: enough for Delta = 100 at the spread PPO gives (README, L4)
+    seeds_per_program: int = 16  # JAX: seeds vmapped into one make_train
+    workers: int = 0  # MuJoCo: host-loop processes at once; 0 = one per core
 
 
 def start_states(seed: int, episodes: int) -> tuple[np.ndarray, np.ndarray]:
@@ -79,16 +90,20 @@ def evaluate_on_jax(settings: L4Settings, params, seed: int) -> float:
 
 
 def evaluate_on_mujoco(settings: L4Settings, params, seed: int) -> float:
+    """The episodes run in lockstep, one policy call for all of them per step (as on JAX: HalfCheetah
+    never terminates early, so all are 1000 steps)."""
     policy = _policy(settings)
-    totals = []
-    for qpos, qvel in zip(*start_states(seed, settings.eval_episodes), strict=False):
-        cheetah = MujocoCheetah()
-        cheetah.set_state(qpos, qvel)
-        obs, total = cheetah.observation(), 0.0
-        for _ in range(settings.episode_steps):
-            obs, reward = cheetah.step(np.asarray(policy(params, jnp.asarray(obs, jnp.float32)), np.float64))
-            total += reward
-        totals.append(total)
+    cheetahs = []
+    for qpos, qvel in zip(*start_states(seed, settings.eval_episodes), strict=True):
+        cheetahs.append(MujocoCheetah())
+        cheetahs[-1].set_state(qpos, qvel)
+    obs = np.stack([cheetah.observation() for cheetah in cheetahs])
+    totals = np.zeros(len(cheetahs))
+    for _ in range(settings.episode_steps):
+        actions = np.asarray(policy(params, jnp.asarray(obs, jnp.float32)), np.float64)
+        for i, cheetah in enumerate(cheetahs):
+            obs[i], reward = cheetah.step(actions[i])
+            totals[i] += reward
     return float(np.mean(totals))
 
 
@@ -103,7 +118,26 @@ def jax_backend(settings: L4Settings = L4Settings(), show_progress: bool = False
         train_state, metrics = train_with_progress(config, jax_env_spec(), show=show_progress)
         return TrainOutcome(train_state.params, *training_curve(config, metrics["episode_return"]))
 
-    return L4Backend("JAX (ours)", train, lambda params, seed: evaluate_on_jax(settings, params, seed))
+    train_chunk = jax.jit(jax.vmap(make_train(settings.ppo, jax_env_spec())))  # compiled at first use, once
+
+    def train_seeds(seeds: list[int]) -> list[TrainOutcome]:
+        outcomes = []
+        for start in range(0, len(seeds), settings.seeds_per_program):
+            chunk = list(seeds[start:start + settings.seeds_per_program])
+            # a short last chunk is padded to the full size: a seed's run then never depends on how many
+            # seeds the caller asked for, and one compiled program serves every chunk
+            padded = chunk + [chunk[-1]] * (settings.seeds_per_program - len(chunk))
+            out = jax.block_until_ready(train_chunk(jax.vmap(jax.random.PRNGKey)(jnp.asarray(padded))))
+            for i in range(len(chunk)):
+                params = jax.tree.map(lambda x, i=i: np.asarray(x[i]), out["train_state"].params)
+                outcomes.append(TrainOutcome(params, *training_curve(settings.ppo, np.asarray(
+                    out["metrics"]["episode_return"][i]))))
+            if show_progress:
+                print(f"PPO halfcheetah (JAX): seeds {len(outcomes)} of {len(seeds)} trained", flush=True)
+        return outcomes
+
+    return L4Backend("JAX (ours)", train, lambda params, seed: evaluate_on_jax(settings, params, seed),
+                     train_seeds=train_seeds)
 
 
 def mujoco_vector_env(num_envs: int):
@@ -114,10 +148,36 @@ def mujoco_vector_env(num_envs: int):
 
 def mujoco_backend(settings: L4Settings = L4Settings(), show_progress: bool = False) -> L4Backend:
     def train(seed: int) -> TrainOutcome:
-        config = dataclasses.replace(settings.ppo, seed=seed)
-        env = mujoco_vector_env(config.num_envs)
-        train_state, metrics, _ = train_host(config, env, show_progress=show_progress, name="halfcheetah MuJoCo")
-        env.close()
-        return TrainOutcome(train_state.params, *training_curve(config, metrics["episode_return"]))
+        return train_on_mujoco(settings, seed, show_progress)
 
-    return L4Backend("MuJoCo C", train, lambda params, seed: evaluate_on_mujoco(settings, params, seed))
+    def train_seeds(seeds: list[int]) -> list[TrainOutcome]:
+        workers = min(len(seeds), settings.workers or os.cpu_count() or 1)
+        if workers <= 1:
+            return [train(seed) for seed in seeds]
+        # spawn, not fork: the parent has JAX's thread pools running, which a forked child would inherit broken
+        with multiprocessing.get_context("spawn").Pool(workers) as pool:
+            outcomes = []
+            for outcome in pool.imap(_train_on_mujoco_quietly, [(settings, seed) for seed in seeds]):
+                outcomes.append(outcome)
+                if show_progress:
+                    print(f"PPO halfcheetah (MuJoCo C, {workers} processes): seeds {len(outcomes)} of {len(seeds)} "
+                          "trained", flush=True)
+        return outcomes
+
+    return L4Backend("MuJoCo C", train, lambda params, seed: evaluate_on_mujoco(settings, params, seed),
+                     train_seeds=train_seeds)
+
+
+def train_on_mujoco(settings: L4Settings, seed: int, show_progress: bool = False) -> TrainOutcome:
+    config = dataclasses.replace(settings.ppo, seed=seed)
+    env = mujoco_vector_env(config.num_envs)
+    try:
+        train_state, metrics, _ = train_host(config, env, show_progress=show_progress, name="halfcheetah MuJoCo")
+    finally:
+        env.close()
+    params = jax.tree.map(np.asarray, train_state.params)  # numpy: it crosses back from a worker process
+    return TrainOutcome(params, *training_curve(config, metrics["episode_return"]))
+
+
+def _train_on_mujoco_quietly(settings_and_seed: tuple[L4Settings, int]) -> TrainOutcome:
+    return train_on_mujoco(*settings_and_seed)

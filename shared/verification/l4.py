@@ -52,6 +52,9 @@ class L4Backend:
     name: str
     train: Callable[[int], TrainOutcome]  # seed -> trained policy and its curve
     evaluate: Callable[[Any, int], float]  # (policy, evaluation seed) -> mean episode return
+    # seeds -> one outcome per seed, in order: for a backend that trains several seeds faster together
+    # (vmapped over seeds in one program, or in worker processes); run_policy_transfer uses it if given
+    train_seeds: Optional[Callable[[list[int]], list[TrainOutcome]]] = None
 
 
 @dataclasses.dataclass
@@ -178,9 +181,17 @@ def run_policy_transfer(backends: Sequence[L4Backend], *, env: str, delta: float
     curves: dict[str, list[dict]] = {}
     for backend in backends:
         policies[backend.name], curves[backend.name] = [], []
-        for seed in seeds:
-            log(f"L4 {env}: training on {backend.name}, seed {seed}")
-            outcome = backend.train(seed)
+        if backend.train_seeds is not None:
+            log(f"L4 {env}: training on {backend.name}, seeds {_seed_ranges(seeds)} together")
+            outcomes = list(backend.train_seeds(seeds))
+            if len(outcomes) != len(seeds):
+                raise ValueError(f"{backend.name}: train_seeds returned {len(outcomes)} outcomes for {len(seeds)} seeds")
+        else:
+            outcomes = []
+            for seed in seeds:
+                log(f"L4 {env}: training on {backend.name}, seed {seed}")
+                outcomes.append(backend.train(seed))
+        for seed, outcome in zip(seeds, outcomes, strict=True):
             policies[backend.name].append(outcome.policy)
             curves[backend.name].append({"seed": seed, "steps": np.asarray(outcome.curve_steps).tolist(),
                                          "returns": [None if math.isnan(x) else float(x)
@@ -213,6 +224,18 @@ def run_policy_transfer(backends: Sequence[L4Backend], *, env: str, delta: float
     if out_dir is not None:
         report.save(out_dir)
     return report
+
+
+def _seed_ranges(seeds: Sequence[int]) -> str:
+    """[0, 1, 2, 5] -> "0-2, 5": a log line that stays short for a hundred seeds."""
+    parts, start = [], None
+    for i, seed in enumerate(seeds):
+        if start is None:
+            start = seed
+        if i + 1 == len(seeds) or seeds[i + 1] != seed + 1:
+            parts.append(str(start) if start == seed else f"{start}-{seed}")
+            start = None
+    return ", ".join(parts)
 
 
 def _same_arrays(first: Any, second: Any) -> bool:

@@ -138,3 +138,30 @@ def test_training_paired_needs_the_training_tests():
         run_policy_transfer([seed_driven_backend("A"), seed_driven_backend("B")], env="synthetic", delta=1.0,
                             log=lambda _: None, compare_training=False, training_not_compared="budgets",
                             training_paired=True)
+
+
+def test_a_backend_that_trains_seeds_together_is_used_so_and_gives_the_same_report(tmp_path):
+    one_by_one = synthetic_backend("B", 0.0, 0.0)
+    calls = []
+
+    def train_seeds(seeds):
+        calls.append(list(seeds))
+        return [one_by_one.train(seed) for seed in seeds]
+
+    together = L4Backend("B", lambda seed: pytest.fail("train() called despite train_seeds"), one_by_one.evaluate,
+                         train_seeds=train_seeds)
+    logged = []
+    report = run_policy_transfer([synthetic_backend("A", 0.0, 0.0), together], env="synthetic", delta=1.0,
+                                 seeds=[0, 1, 2, 5], log=logged.append)
+    reference = run_policy_transfer([synthetic_backend("A", 0.0, 0.0), one_by_one], env="synthetic", delta=1.0,
+                                    seeds=[0, 1, 2, 5], log=lambda _: None)
+    assert calls == [[0, 1, 2, 5]]
+    assert report.returns == reference.returns and report.curves == reference.curves
+    assert "L4 synthetic: training on B, seeds 0-2, 5 together" in logged
+
+
+def test_train_seeds_returning_too_few_outcomes_is_an_error():
+    short = L4Backend("B", lambda seed: None, lambda policy, seed: 0.0, train_seeds=lambda seeds: [])
+    with pytest.raises(ValueError, match="returned 0 outcomes for 3 seeds"):
+        run_policy_transfer([synthetic_backend("A", 0.0, 0.0), short], env="synthetic", delta=1.0, seeds=range(3),
+                            log=lambda _: None)

@@ -1,7 +1,7 @@
-"""L4 (slow): PPO (Gaussian policy, 300K env steps per run) trained on ours and on MuJoCo C, 10
+"""L4 (slow): PPO (Gaussian policy, 300K env steps per run) trained on ours and on MuJoCo C, 128
 seeds each, every policy's mean action evaluated on both backends from the same 5 start states;
 TOST on episode return with Delta = 100. Run with ./pants --tag=slow test envs/halfcheetah::
-(about 25 minutes on 2 cores). Results go to $ENVPORT_L4_OUT or the envport cache (l4/halfcheetah/)."""
+(about 85 minutes on 2 cores). Results go to $ENVPORT_L4_OUT or the envport cache (l4/halfcheetah/)."""
 
 import os
 from pathlib import Path
@@ -22,8 +22,9 @@ def test_l4_policy_transfer():
     settings = policy_transfer.L4Settings()
     out = Path(os.environ["ENVPORT_L4_OUT"]) if os.environ.get("ENVPORT_L4_OUT") else cache_dir("l4", "halfcheetah")
     report = run_policy_transfer(
-        [policy_transfer.jax_backend(settings), policy_transfer.mujoco_backend(settings)],
-        env="halfcheetah", delta=delta, seeds=range(10), out_dir=out,
+        [policy_transfer.jax_backend(settings, show_progress=True),
+         policy_transfer.mujoco_backend(settings, show_progress=True)],
+        env="halfcheetah", delta=delta, seeds=range(settings.seeds), out_dir=out,
     )
     print(report.to_markdown())
     print(f"written to {out}")
