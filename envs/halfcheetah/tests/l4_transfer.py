@@ -1,7 +1,7 @@
 """L4 (slow): PPO (Gaussian policy, 300K env steps per run) trained on ours and on MuJoCo C, 128
 seeds each, every policy's mean action evaluated on both backends from the same 5 start states;
 TOST on episode return with Delta = 100. Run with ./pants --tag=slow test envs/halfcheetah::
-(about 85 minutes on 2 cores). Results go to $ENVPORT_L4_OUT or the envport cache (l4/halfcheetah/)."""
+(78 minutes on 2 cores, 2026-12-02). Results go to $ENVPORT_L4_OUT or the envport cache (l4/halfcheetah/)."""
 
 import os
 from pathlib import Path
