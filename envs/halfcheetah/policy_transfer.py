@@ -2,7 +2,7 @@
 (make_train, float32) or on MuJoCo C (host loop over Gymnasium's HalfCheetah-v5 vector env), and
 evaluation of a policy's mean action on either backend from the same start states.
 
-Many seeds are needed (PPO's seed-to-seed spread on HalfCheetah is ~2.5x Delta), so both backends
+Many seeds are needed (PPO's seed-to-seed spread on HalfCheetah is ~3x Delta), so both backends
 train seeds together: the JAX one vmaps make_train over a chunk of seeds (one program, ~3x the
 throughput of one seed at a time on 2 cores), MuJoCo C runs one host loop per core in worker
 processes. A seed's JAX run depends on its chunk's size (XLA's float order differs with the batch
@@ -38,7 +38,7 @@ class L4Settings:
                                vf_coef=0.5, continuous=True)
     eval_episodes: int = 5
     episode_steps: int = 1000
-    seeds: int = 128  # per backend: enough for Delta = 100 at the spread PPO gives (README, L4)
+    seeds: int = 128  # per backend; README, L4: how the count was chosen, and why it fell just short
     seeds_per_program: int = 16  # JAX: seeds vmapped into one make_train
     workers: int = 0  # MuJoCo: host-loop processes at once; 0 = one per core
 

@@ -1,6 +1,7 @@
 """L4's two ways of training many seeds at once (policy_transfer's train_seeds), checked on a one-update
-budget: they must give each seed the run it would get alone, in the order asked, so that the L4
-verdict does not depend on how the work was spread."""
+budget: each seed must get the same run however the seeds are grouped (a MuJoCo worker process as the
+parent, a JAX seed in any program of the set width as in any other), in the order asked, so that the L4 verdict does not
+depend on how the work was spread."""
 
 import dataclasses
 
