@@ -14,16 +14,19 @@ import dataclasses
 import multiprocessing
 import os
 from functools import cache
+from typing import Any, Optional
 
 import gymnasium
 import jax
 import jax.numpy as jnp
 import numpy as np
+from flax import struct
 
 from shared.ppo import PPOConfig, train_host, train_with_progress
 from shared.ppo.core import make_network
 from shared.ppo.jax_loop import JaxEnvSpec, make_train
 from shared.ppo.networks import gaussian_mode
+from shared.ppo.normalization import RunningMeanStd, normalize_observation
 from shared.verification.l4 import L4Backend, TrainOutcome
 from shared.verification.l4_backends import training_curve
 
@@ -33,14 +36,27 @@ from .reference.mujoco_ref import MujocoCheetah
 
 @dataclasses.dataclass(frozen=True)
 class L4Settings:
-    ppo: PPOConfig = PPOConfig(total_timesteps=300_000, num_envs=32, num_steps=64, learning_rate=3e-4,
+    ppo: PPOConfig = PPOConfig(total_timesteps=200_000, num_envs=32, num_steps=64, learning_rate=3e-4,
                                update_epochs=4, num_minibatches=8, gamma=0.99, gae_lambda=0.95, ent_coef=0.0,
                                vf_coef=0.5, continuous=True)
     eval_episodes: int = 5
     episode_steps: int = 1000
-    seeds: int = 128  # per backend; README, L4: how the count was chosen, and why it fell just short
+    seeds: int = 256  # per backend; README, L4: how the count and the budget were chosen
     seeds_per_program: int = 16  # JAX: seeds vmapped into one make_train
     workers: int = 0  # MuJoCo: host-loop processes at once; 0 = one per core
+
+
+@struct.dataclass
+class Policy:
+    """What L4 evaluates: the network's parameters and the observation statistics it was trained
+    with (None without PPOConfig.normalize_observations)."""
+
+    params: Any
+    observation_stats: Optional[RunningMeanStd]
+
+    @classmethod
+    def of(cls, train_state) -> Policy:
+        return cls(train_state.params, train_state.observation_stats)
 
 
 def start_states(seed: int, episodes: int) -> tuple[np.ndarray, np.ndarray]:
@@ -57,7 +73,8 @@ def start_states(seed: int, episodes: int) -> tuple[np.ndarray, np.ndarray]:
 @cache
 def _policy(settings: L4Settings):
     network = make_network(settings.ppo, jax_cheetah.ACTION_SIZE)
-    return jax.jit(lambda params, obs: gaussian_mode(network.apply(params, obs)[0]))
+    return jax.jit(lambda policy, obs: gaussian_mode(network.apply(
+        policy.params, normalize_observation(policy.observation_stats, obs))[0]))
 
 
 @cache
@@ -67,13 +84,13 @@ def _jax_episodes(settings: L4Settings):
     step = jax.vmap(lambda s, a: jax_cheetah.step_no_reset(s, a, params_env)[1:3])
 
     @jax.jit
-    def play(params, qpos, qvel):
+    def play(policy, qpos, qvel):
         state = jax.vmap(lambda q, v: jax_cheetah.state_from_qpos_qvel(q, v, params_env))(qpos, qvel)
 
         def body(carry, _):
             state, total = carry
             obs = jax.vmap(jax_cheetah.observation)(state)
-            action = gaussian_mode(network.apply(params, obs)[0])
+            action = gaussian_mode(network.apply(policy.params, normalize_observation(policy.observation_stats, obs))[0])
             state, reward = step(state, action)
             return (state, total + reward), None
 
@@ -83,16 +100,37 @@ def _jax_episodes(settings: L4Settings):
     return play
 
 
-def evaluate_on_jax(settings: L4Settings, params, seed: int) -> float:
+def evaluate_on_jax(settings: L4Settings, policy: Policy, seed: int) -> float:
     qpos, qvel = start_states(seed, settings.eval_episodes)
-    return float(np.mean(np.asarray(_jax_episodes(settings)(params, jnp.asarray(qpos, jnp.float32),
+    return float(np.mean(np.asarray(_jax_episodes(settings)(policy, jnp.asarray(qpos, jnp.float32),
                                                             jnp.asarray(qvel, jnp.float32)))))
 
 
-def evaluate_on_mujoco(settings: L4Settings, params, seed: int) -> float:
+@cache
+def _jax_episodes_of_many(settings: L4Settings):
+    return jax.jit(jax.vmap(_jax_episodes(settings)))
+
+
+def evaluate_many_on_jax(settings: L4Settings, policies: list[Policy], seeds: list[int]) -> list[float]:
+    """evaluate_on_jax for many policies, settings.seeds_per_program vmapped into one program (the
+    last one padded, so that a policy's score never depends on how many were asked for)."""
+    scores = []
+    width = settings.seeds_per_program
+    for start in range(0, len(policies), width):
+        chunk = list(range(start, min(start + width, len(policies))))
+        padded = chunk + [chunk[-1]] * (width - len(chunk))
+        stacked = jax.tree.map(lambda *leaves: jnp.stack(leaves), *[policies[i] for i in padded])
+        starts = [start_states(seeds[i], settings.eval_episodes) for i in padded]
+        totals = _jax_episodes_of_many(settings)(stacked, jnp.asarray(np.stack([q for q, _ in starts]), jnp.float32),
+                                                 jnp.asarray(np.stack([v for _, v in starts]), jnp.float32))
+        scores.extend(np.asarray(totals).mean(axis=1)[:len(chunk)].astype(float).tolist())
+    return scores
+
+
+def evaluate_on_mujoco(settings: L4Settings, policy: Policy, seed: int) -> float:
     """The episodes run in lockstep, one policy call for all of them per step (as on JAX: HalfCheetah
     never terminates early, so all are 1000 steps)."""
-    policy = _policy(settings)
+    act = _policy(settings)
     cheetahs = []
     for qpos, qvel in zip(*start_states(seed, settings.eval_episodes), strict=True):
         cheetahs.append(MujocoCheetah())
@@ -100,11 +138,25 @@ def evaluate_on_mujoco(settings: L4Settings, params, seed: int) -> float:
     obs = np.stack([cheetah.observation() for cheetah in cheetahs])
     totals = np.zeros(len(cheetahs))
     for _ in range(settings.episode_steps):
-        actions = np.asarray(policy(params, jnp.asarray(obs, jnp.float32)), np.float64)
+        actions = np.asarray(act(policy, jnp.asarray(obs, jnp.float32)), np.float64)
         for i, cheetah in enumerate(cheetahs):
             obs[i], reward = cheetah.step(actions[i])
             totals[i] += reward
     return float(np.mean(totals))
+
+
+def evaluate_many_on_mujoco(settings: L4Settings, policies: list[Policy], seeds: list[int]) -> list[float]:
+    """evaluate_on_mujoco for many policies, one worker process per core (as training)."""
+    workers = min(len(policies), settings.workers or os.cpu_count() or 1)
+    jobs = [(settings, policy, seed) for policy, seed in zip(policies, seeds, strict=True)]
+    if workers <= 1:
+        return [_evaluate_on_mujoco_job(job) for job in jobs]
+    with multiprocessing.get_context("spawn").Pool(workers) as pool:
+        return list(pool.imap(_evaluate_on_mujoco_job, jobs, chunksize=4))
+
+
+def _evaluate_on_mujoco_job(job: tuple[L4Settings, Policy, int]) -> float:
+    return evaluate_on_mujoco(*job)
 
 
 def jax_env_spec() -> JaxEnvSpec:
@@ -116,7 +168,7 @@ def jax_backend(settings: L4Settings = L4Settings(), show_progress: bool = False
     def train(seed: int) -> TrainOutcome:
         config = dataclasses.replace(settings.ppo, seed=seed)
         train_state, metrics = train_with_progress(config, jax_env_spec(), show=show_progress)
-        return TrainOutcome(train_state.params, *training_curve(config, metrics["episode_return"]))
+        return TrainOutcome(Policy.of(train_state), *training_curve(config, metrics["episode_return"]))
 
     train_chunk = jax.jit(jax.vmap(make_train(settings.ppo, jax_env_spec())))  # compiled at first use, once
 
@@ -129,15 +181,16 @@ def jax_backend(settings: L4Settings = L4Settings(), show_progress: bool = False
             padded = chunk + [chunk[-1]] * (settings.seeds_per_program - len(chunk))
             out = jax.block_until_ready(train_chunk(jax.vmap(jax.random.PRNGKey)(jnp.asarray(padded))))
             for i in range(len(chunk)):
-                params = jax.tree.map(lambda x, i=i: np.asarray(x[i]), out["train_state"].params)
-                outcomes.append(TrainOutcome(params, *training_curve(settings.ppo, np.asarray(
+                policy = jax.tree.map(lambda x, i=i: np.asarray(x[i]), Policy.of(out["train_state"]))
+                outcomes.append(TrainOutcome(policy, *training_curve(settings.ppo, np.asarray(
                     out["metrics"]["episode_return"][i]))))
             if show_progress:
                 print(f"PPO halfcheetah (JAX): seeds {len(outcomes)} of {len(seeds)} trained", flush=True)
         return outcomes
 
-    return L4Backend("JAX (ours)", train, lambda params, seed: evaluate_on_jax(settings, params, seed),
-                     train_seeds=train_seeds)
+    return L4Backend("JAX (ours)", train, lambda policy, seed: evaluate_on_jax(settings, policy, seed),
+                     train_seeds=train_seeds,
+                     evaluate_many=lambda policies, seeds: evaluate_many_on_jax(settings, policies, seeds))
 
 
 def mujoco_vector_env(num_envs: int):
@@ -164,8 +217,9 @@ def mujoco_backend(settings: L4Settings = L4Settings(), show_progress: bool = Fa
                           "trained", flush=True)
         return outcomes
 
-    return L4Backend("MuJoCo C", train, lambda params, seed: evaluate_on_mujoco(settings, params, seed),
-                     train_seeds=train_seeds)
+    return L4Backend("MuJoCo C", train, lambda policy, seed: evaluate_on_mujoco(settings, policy, seed),
+                     train_seeds=train_seeds,
+                     evaluate_many=lambda policies, seeds: evaluate_many_on_mujoco(settings, policies, seeds))
 
 
 def train_on_mujoco(settings: L4Settings, seed: int, show_progress: bool = False) -> TrainOutcome:
@@ -175,8 +229,8 @@ def train_on_mujoco(settings: L4Settings, seed: int, show_progress: bool = False
         train_state, metrics, _ = train_host(config, env, show_progress=show_progress, name="halfcheetah MuJoCo")
     finally:
         env.close()
-    params = jax.tree.map(np.asarray, train_state.params)  # numpy: it crosses back from a worker process
-    return TrainOutcome(params, *training_curve(config, metrics["episode_return"]))
+    policy = jax.tree.map(np.asarray, Policy.of(train_state))  # numpy: it crosses back from a worker process
+    return TrainOutcome(policy, *training_curve(config, metrics["episode_return"]))
 
 
 def _train_on_mujoco_quietly(settings_and_seed: tuple[L4Settings, int]) -> TrainOutcome:

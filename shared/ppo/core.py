@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, NamedTuple, Sequence
+from typing import Any, NamedTuple, Optional, Sequence
 
 import jax
 import jax.numpy as jnp
@@ -11,6 +11,7 @@ import optax
 from flax.training.train_state import TrainState
 
 from .networks import ActorCritic, GaussianActorCritic, hidden_sizes, policy_functions
+from .normalization import RunningMeanStd
 
 
 @dataclasses.dataclass(frozen=True)
@@ -36,6 +37,11 @@ class PPOConfig:
     # [start, stop) of the observation holding a legal-action mask (1 legal, 0 illegal): the policy
     # then never samples an illegal action (discrete actions only; stop - start = num_actions)
     action_mask: tuple[int, int] | None = None
+    # running standardisation of observations (the statistics travel with the trained policy:
+    # PPOTrainState.observation_stats) and division of rewards by the running std of the discounted
+    # return (shared/ppo/normalization.py); both off by default
+    normalize_observations: bool = False
+    normalize_rewards: bool = False
 
     @property
     def batch_size(self) -> int:
@@ -61,6 +67,14 @@ class PPOConfig:
                 raise ValueError(f"action_mask must be a slice [start, stop) with 0 <= start < stop, got {self.action_mask}")
 
 
+class PPOTrainState(TrainState):
+    """flax's TrainState plus the observation statistics the policy was trained with (None when
+    PPOConfig.normalize_observations is off): act with
+    `apply_fn(params, normalize_observation(observation_stats, obs))`."""
+
+    observation_stats: Optional[RunningMeanStd] = None
+
+
 class Transition(NamedTuple):
     done: jax.Array
     action: jax.Array
@@ -82,7 +96,7 @@ def make_network(config: PPOConfig, num_actions: int) -> ActorCritic | GaussianA
                        mask_slice=None if config.action_mask is None else tuple(config.action_mask))
 
 
-def make_train_state(config: PPOConfig, network: ActorCritic, key: jax.Array, observation_shape) -> TrainState:
+def make_train_state(config: PPOConfig, network: ActorCritic, key: jax.Array, observation_shape) -> PPOTrainState:
     if config.action_mask is not None and config.action_mask[1] > observation_shape[-1]:
         raise ValueError(f"action_mask {config.action_mask} reaches past the observation (size {observation_shape[-1]})")
     params = network.init(key, jnp.zeros(observation_shape, jnp.float32))
@@ -93,7 +107,9 @@ def make_train_state(config: PPOConfig, network: ActorCritic, key: jax.Array, ob
 
     lr = schedule if config.anneal_lr else config.learning_rate
     tx = optax.chain(optax.clip_by_global_norm(config.max_grad_norm), optax.adam(lr, eps=1e-5))
-    return TrainState.create(apply_fn=network.apply, params=params, tx=tx)
+    return PPOTrainState.create(apply_fn=network.apply, params=params, tx=tx,
+                                observation_stats=RunningMeanStd.create(tuple(observation_shape))
+                                if config.normalize_observations else None)
 
 
 def compute_gae(transitions: Transition, last_value: jax.Array, config: PPOConfig) -> tuple[jax.Array, jax.Array]:

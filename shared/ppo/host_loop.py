@@ -13,6 +13,7 @@ import numpy as np
 
 from .core import PPOConfig, Transition, make_network, make_train_state, update
 from .networks import policy_functions
+from .normalization import RewardScaler, normalize_observation, observe, scale_rewards
 
 
 @dataclass
@@ -61,13 +62,21 @@ def train_host(config: PPOConfig, vector_env: gymnasium.vector.VectorEnv, show_p
 
     # One dispatch per step: the key split that make_train does in its scan happens inside the same
     # jitted call as the policy, since a separate split costs as much as the policy itself (~0.2 ms).
+    # With normalised observations the call also folds the observation into the statistics and
+    # hands back what the policy saw (the transition stores that, as make_train's does).
     @jax.jit
-    def act(params, obs, key):
+    def act(params, observation_stats, obs, key):
         key, action_key, _env_key = jax.random.split(key, 3)  # the env key is make_train's env step's
-        logits, value = network.apply(params, obs)
+        observation_stats, policy_obs = observe(observation_stats, obs)
+        logits, value = network.apply(params, policy_obs)
         action, logp = sample_action(action_key, logits)
-        return key, action, logp, value
+        if observation_stats is None:  # returning the input would cost a copy back for nothing
+            return key, action, logp, value, None, None
+        return key, action, logp, value, observation_stats, policy_obs
 
+    scale = jax.jit(lambda scaler, reward, done: scale_rewards(scaler, reward, done, config.gamma))
+    bootstrap_observation = jax.jit(normalize_observation)
+    scaler = RewardScaler.create(config.num_envs) if config.normalize_rewards else None
     jit_update = jax.jit(lambda ts, tr, last_obs, k: update(ts, tr, last_obs, k, config))
     times = PhaseTimes()
     options = None if reset_options is None else reset_options(reset_key)
@@ -89,10 +98,16 @@ def train_host(config: PPOConfig, vector_env: gymnasium.vector.VectorEnv, show_p
                 # the call (a separate device_put costs several times more here), so the forward
                 # phase includes that transfer and the transfer phase is the way back
                 t1 = time.perf_counter()
-                key, action, logp, value = act(train_state.params, obs, key)
+                key, action, logp, value, observation_stats, policy_obs = act(
+                    train_state.params, train_state.observation_stats, obs, key)
                 action.block_until_ready()
                 t2 = time.perf_counter()
                 action_host, logp_host, value_host = np.asarray(action), np.asarray(logp), np.asarray(value)
+                if observation_stats is not None:
+                    train_state = train_state.replace(observation_stats=observation_stats)
+                    policy_obs = np.asarray(policy_obs)
+                else:
+                    policy_obs = obs
                 t3 = time.perf_counter()
                 next_obs, reward, terminated, truncated, _ = vector_env.step(action_host)
                 t4 = time.perf_counter()
@@ -104,11 +119,17 @@ def train_host(config: PPOConfig, vector_env: gymnasium.vector.VectorEnv, show_p
                 if done.any():
                     finished.extend(running[done].tolist())
                     running[done] = 0.0
-                buffers.write(step, done, action_host, value_host, reward, logp_host, obs)
+                train_reward = reward
+                if scaler is not None:
+                    scaler, train_reward = scale(scaler, reward, done)
+                    train_reward = np.asarray(train_reward)
+                buffers.write(step, done, action_host, value_host, train_reward, logp_host, policy_obs)
                 obs = next_obs
             t0 = time.perf_counter()
             transitions = Transition(*jax.device_put(tuple(buffers.arrays)))
             last_obs = jax.device_put(obs)
+            if train_state.observation_stats is not None:  # normalised, not counted: as make_train
+                last_obs = bootstrap_observation(train_state.observation_stats, last_obs)
             t1 = time.perf_counter()
             key, update_key = jax.random.split(key)
             train_state, losses = jit_update(train_state, transitions, last_obs, update_key)

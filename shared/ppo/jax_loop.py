@@ -13,6 +13,7 @@ from flax import struct
 
 from .core import PPOConfig, Transition, make_network, make_train_state, update
 from .networks import policy_functions
+from .normalization import RewardScaler, normalize_observation, observe, scale_rewards
 
 
 @dataclasses.dataclass(frozen=True)
@@ -41,7 +42,8 @@ class EpisodeStats:
 
 def make_train(config: PPOConfig, env: JaxEnvSpec, progress: Optional[Callable[[Any, Any], None]] = None):
     """`train(key)` -> {"train_state", "metrics"}; metrics["episode_return"][u] is the mean return of
-    the episodes that finished during update u (NaN if none). `progress(update_index, mean_return)`
+    the episodes that finished during update u (NaN if none), in the env's own rewards even when
+    PPOConfig.normalize_rewards scales what PPO learns from. `progress(update_index, mean_return)`
     is called from inside the jitted loop after every update (jax.debug.callback)."""
     network = make_network(config, env.num_actions)
     sample_action, _, _ = policy_functions(config.continuous)
@@ -53,35 +55,42 @@ def make_train(config: PPOConfig, env: JaxEnvSpec, progress: Optional[Callable[[
         train_state = make_train_state(config, network, init_key, env.observation_shape)
         obs, env_state = vmapped_reset(jax.random.split(reset_key, config.num_envs), env.params)
         stats = EpisodeStats(jnp.zeros(config.num_envs), jnp.zeros(config.num_envs, jnp.int32))
+        scaler = RewardScaler.create(config.num_envs) if config.normalize_rewards else None
 
         def one_update(carry, update_index):
-            train_state, env_state, stats, obs, key = carry
+            train_state, env_state, stats, scaler, obs, key = carry
 
             def env_step(carry, _):
-                train_state, env_state, stats, obs, key = carry
+                train_state, env_state, stats, scaler, obs, key = carry
                 key, action_key, step_key = jax.random.split(key, 3)
-                logits, value = network.apply(train_state.params, obs)
+                observation_stats, policy_obs = observe(train_state.observation_stats, obs)
+                train_state = train_state.replace(observation_stats=observation_stats)
+                logits, value = network.apply(train_state.params, policy_obs)
                 action, logp = sample_action(action_key, logits)
                 next_obs, env_state, reward, done, _ = vmapped_step(
                     jax.random.split(step_key, config.num_envs), env_state, action, env.params)
+                scaler, train_reward = scale_rewards(scaler, reward, done, config.gamma)
                 running = stats.episode_return + reward
                 finished_return = jnp.where(done, running, jnp.nan)
                 stats = EpisodeStats(jnp.where(done, 0.0, running), jnp.where(done, 0, stats.episode_length + 1))
-                transition = Transition(done, action, value, reward, logp, obs)
-                return (train_state, env_state, stats, next_obs, key), (transition, finished_return)
+                transition = Transition(done, action, value, train_reward, logp, policy_obs)
+                return (train_state, env_state, stats, scaler, next_obs, key), (transition, finished_return)
 
-            (train_state, env_state, stats, obs, key), (transitions, finished) = jax.lax.scan(
-                env_step, (train_state, env_state, stats, obs, key), None, length=config.num_steps)
+            (train_state, env_state, stats, scaler, obs, key), (transitions, finished) = jax.lax.scan(
+                env_step, (train_state, env_state, stats, scaler, obs, key), None, length=config.num_steps)
             key, update_key = jax.random.split(key)
-            train_state, losses = update(train_state, transitions, obs, update_key, config)
+            # the bootstrap value sees the last observation normalised but not yet counted: the next
+            # rollout's first step counts it
+            last_obs = normalize_observation(train_state.observation_stats, obs)
+            train_state, losses = update(train_state, transitions, last_obs, update_key, config)
             mean_return = jnp.nanmean(finished)
             if progress is not None:
                 jax.debug.callback(progress, update_index, mean_return)
             metrics = {"episode_return": mean_return, "episodes_finished": jnp.sum(~jnp.isnan(finished)), **losses}
-            return (train_state, env_state, stats, obs, key), metrics
+            return (train_state, env_state, stats, scaler, obs, key), metrics
 
         (train_state, *_), metrics = jax.lax.scan(
-            one_update, (train_state, env_state, stats, obs, key), jnp.arange(config.num_updates))
+            one_update, (train_state, env_state, stats, scaler, obs, key), jnp.arange(config.num_updates))
         return {"train_state": train_state, "metrics": metrics}
 
     return train

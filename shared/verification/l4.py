@@ -55,6 +55,9 @@ class L4Backend:
     # seeds -> one outcome per seed, in order: for a backend that trains several seeds faster together
     # (vmapped over seeds in one program, or in worker processes); run_policy_transfer uses it if given
     train_seeds: Optional[Callable[[list[int]], list[TrainOutcome]]] = None
+    # (policies, evaluation seeds) -> one mean return per policy, in order: the same as evaluate one by
+    # one, for a backend that scores many policies faster together; run_policy_transfer uses it if given
+    evaluate_many: Optional[Callable[[list[Any], list[int]], list[float]]] = None
 
 
 @dataclasses.dataclass
@@ -200,8 +203,16 @@ def run_policy_transfer(backends: Sequence[L4Backend], *, env: str, delta: float
     for train in backends:
         for evaluate in backends:
             log(f"L4 {env}: evaluating {train.name}-trained policies on {evaluate.name}")
-            returns[train.name][evaluate.name] = [
-                float(evaluate.evaluate(policy, eval_seed + seed)) for seed, policy in zip(seeds, policies[train.name], strict=True)]
+            eval_seeds = [eval_seed + seed for seed in seeds]
+            if evaluate.evaluate_many is not None:
+                scores = list(evaluate.evaluate_many(policies[train.name], eval_seeds))
+                if len(scores) != len(seeds):
+                    raise ValueError(f"{evaluate.name}: evaluate_many returned {len(scores)} returns for "
+                                     f"{len(seeds)} policies")
+            else:
+                scores = [evaluate.evaluate(policy, seed) for seed, policy in zip(eval_seeds, policies[train.name],
+                                                                                   strict=True)]
+            returns[train.name][evaluate.name] = [float(score) for score in scores]
     tests = []
     for evaluate in names if compare_training else ():
         tests.append(tost(returns[names[0]][evaluate], returns[names[1]][evaluate], delta, alpha,

@@ -160,6 +160,32 @@ def test_a_backend_that_trains_seeds_together_is_used_so_and_gives_the_same_repo
     assert "L4 synthetic: training on B, seeds 0-2, 5 together" in logged
 
 
+def test_evaluate_many_scores_every_policy_in_one_call_with_its_own_seed():
+    one_by_one = synthetic_backend("B", 0.0, 0.0)
+    calls = []
+
+    def evaluate_many(policies, eval_seeds):
+        calls.append(list(eval_seeds))
+        return [one_by_one.evaluate(policy, seed) for policy, seed in zip(policies, eval_seeds, strict=True)]
+
+    together = L4Backend("B", one_by_one.train, lambda policy, seed: pytest.fail("evaluate() called despite evaluate_many"),
+                         evaluate_many=evaluate_many)
+    report = run_policy_transfer([synthetic_backend("A", 0.0, 0.0), together], env="synthetic", delta=1.0,
+                                 seeds=[0, 1, 5], eval_seed=100, log=lambda _: None)
+    reference = run_policy_transfer([synthetic_backend("A", 0.0, 0.0), one_by_one], env="synthetic", delta=1.0,
+                                    seeds=[0, 1, 5], eval_seed=100, log=lambda _: None)
+    assert calls == [[100, 101, 105]] * 2  # A-trained, then B-trained policies scored on B
+    assert report.returns == reference.returns
+
+
+def test_evaluate_many_returning_too_few_returns_is_an_error():
+    short = L4Backend("B", synthetic_backend("B", 0.0, 0.0).train, lambda policy, seed: 0.0,
+                      evaluate_many=lambda policies, seeds: [0.0])
+    with pytest.raises(ValueError, match="evaluate_many returned 1 returns for 3 policies"):
+        run_policy_transfer([synthetic_backend("A", 0.0, 0.0), short], env="synthetic", delta=1.0, seeds=range(3),
+                            log=lambda _: None)
+
+
 def test_train_seeds_returning_too_few_outcomes_is_an_error():
     short = L4Backend("B", lambda seed: None, lambda policy, seed: 0.0, train_seeds=lambda seeds: [])
     with pytest.raises(ValueError, match="returned 0 outcomes for 3 seeds"):

@@ -38,3 +38,35 @@ def test_a_jax_seed_trains_the_same_whichever_seeds_share_its_program():
     assert same_params(three[2].policy, two[1].policy)
     assert not same_params(three[0].policy, three[1].policy)
     assert not same_params(three[1].policy, three[2].policy)
+
+
+def _moving_policies(count: int) -> list:
+    """Fresh networks with weights scaled up, so that their mean actions make the cheetah move."""
+    from shared.ppo.core import make_network, make_train_state
+
+    ppo = policy_transfer.L4Settings().ppo
+    network = make_network(ppo, 6)
+    return [jax.tree.map(lambda x: np.asarray(x) * 3.0, policy_transfer.Policy.of(
+        make_train_state(ppo, network, jax.random.PRNGKey(k), (17,)))) for k in range(count)]
+
+
+def test_mujoco_scores_many_policies_in_workers_as_one_by_one():
+    settings = dataclasses.replace(policy_transfer.L4Settings(), workers=2, eval_episodes=2, episode_steps=200)
+    policies, seeds = _moving_policies(3), [10, 11, 12]
+    together = policy_transfer.evaluate_many_on_mujoco(settings, policies, seeds)
+    assert together == [policy_transfer.evaluate_on_mujoco(settings, p, s) for p, s in zip(policies, seeds, strict=False)]
+    assert len(set(together)) == 3
+
+
+def test_jax_scores_a_policy_alike_whichever_policies_share_its_program():
+    """Bit for bit within one program width; within float rounding of the one-by-one score (the
+    batched matmuls round differently)."""
+    settings = dataclasses.replace(policy_transfer.L4Settings(), seeds_per_program=2, eval_episodes=2,
+                                   episode_steps=200)
+    policies, seeds = _moving_policies(3), [10, 11, 12]
+    three = policy_transfer.evaluate_many_on_jax(settings, policies, seeds)  # programs [0, 1] and [2, 2]
+    swapped = policy_transfer.evaluate_many_on_jax(settings, [policies[2], policies[0]], [12, 10])
+    assert three[0] == swapped[1] and three[2] == swapped[0]
+    one_by_one = [policy_transfer.evaluate_on_jax(settings, p, s) for p, s in zip(policies, seeds, strict=False)]
+    np.testing.assert_allclose(three, one_by_one, rtol=1e-4, atol=1e-3)
+    assert len(set(three)) == 3
