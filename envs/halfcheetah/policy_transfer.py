@@ -6,7 +6,9 @@ Many seeds are needed (PPO's seed-to-seed spread on HalfCheetah is ~3x Delta), s
 train seeds together: the JAX one vmaps make_train over a chunk of seeds (one program, ~3x the
 throughput of one seed at a time on 2 cores), MuJoCo C runs one host loop per core in worker
 processes. A seed's JAX run depends on its chunk's size (XLA's float order differs with the batch
-shape, and training is chaotic), not on the other seeds in it; both are fixed by L4Settings."""
+shape, and training is chaotic), not on the other seeds in it; both are fixed by L4Settings.
+Evaluation goes the same way (evaluate_many_*): JAX vmaps a chunk of policies into one program,
+MuJoCo C scores policies in worker processes."""
 
 from __future__ import annotations
 

@@ -1,7 +1,8 @@
 """L4's two ways of training many seeds at once (policy_transfer's train_seeds), checked on a one-update
-budget: each seed must get the same run however the seeds are grouped (a MuJoCo worker process as the
-parent, a JAX seed in any program of the set width as in any other), in the order asked, so that the L4 verdict does not
-depend on how the work was spread."""
+budget, and of scoring many policies at once (evaluate_many_*): each seed must get the same run and
+each policy the same score however the work is grouped (a MuJoCo worker process as the parent, a
+JAX seed or policy in any program of the set width as in any other), in the order asked, so that
+the L4 verdict does not depend on how the work was spread."""
 
 import dataclasses
 

@@ -1,7 +1,7 @@
-"""L4 (slow): PPO (Gaussian policy, 300K env steps per run) trained on ours and on MuJoCo C, 128
+"""L4 (slow): PPO (Gaussian policy, 200K env steps per run) trained on ours and on MuJoCo C, 256
 seeds each, every policy's mean action evaluated on both backends from the same 5 start states;
 TOST on episode return with Delta = 100. Run with ./pants --tag=slow test envs/halfcheetah::
-(78 minutes on 2 cores, 2026-12-02). Results go to $ENVPORT_L4_OUT or the envport cache (l4/halfcheetah/)."""
+(104 minutes on 2 cores, 2026-12-02: equivalent). Results go to $ENVPORT_L4_OUT or the envport cache (l4/halfcheetah/)."""
 
 import os
 from pathlib import Path
@@ -28,7 +28,8 @@ def test_l4_policy_transfer():
     )
     print(report.to_markdown())
     print(f"written to {out}")
-    # the policies learned something: a random policy scores about -300 over 1000 steps
+    # the policies learned to run: an untrained network's mean action scores within a few units of 0
+    # (it barely moves); the 2026-12-02 run's cells averaged 272-292
     trained = [r for cell in report.returns.values() for values in cell.values() for r in values]
-    assert max(trained) > 0
+    assert sum(trained) / len(trained) > 100
     assert report.equivalent, report.to_markdown()
