@@ -6,7 +6,7 @@ trained policy (PPOTrainState.observation_stats); the reward scaler only shapes 
 
 The usual remedy for erratic continuous-control PPO. Measured on HalfCheetah (envs/halfcheetah
 README, L4) it did not narrow the seed-to-seed spread there (32 seeds at 300K steps: 425 +- 415,
-bimodal, against ~380 +- 300 without), so no env turns it on today."""
+bimodal, against ~400 +- 300 without), so no env turns it on today."""
 
 from __future__ import annotations
 
