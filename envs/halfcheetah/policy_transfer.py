@@ -61,6 +61,27 @@ class Policy:
         return cls(train_state.params, train_state.observation_stats)
 
 
+def _padded_chunks(items: list, width: int):
+    """(n, chunk) for consecutive chunks of `width` items, the last one padded with its last item to
+    the full width: an item's result then never depends on how many items were asked for, and one
+    compiled program serves every chunk. n is the number of real items in the chunk."""
+    for start in range(0, len(items), width):
+        chunk = list(items[start:start + width])
+        yield len(chunk), chunk + [chunk[-1]] * (width - len(chunk))
+
+
+def _in_workers(settings: L4Settings, function, jobs: list):
+    """function(job) for each job, in order, in one spawned worker process per core (or
+    settings.workers); in this process when one worker is all there is."""
+    workers = min(len(jobs), settings.workers or os.cpu_count() or 1)
+    if workers <= 1:
+        yield from map(function, jobs)
+        return
+    # spawn, not fork: the parent has JAX's thread pools running, which a forked child would inherit broken
+    with multiprocessing.get_context("spawn").Pool(workers) as pool:
+        yield from pool.imap(function, jobs)
+
+
 def start_states(seed: int, episodes: int) -> tuple[np.ndarray, np.ndarray]:
     """HalfCheetah-v5's reset noise for seeds seed*1000 + e: the same starts on both backends."""
     cheetah = MujocoCheetah()
@@ -117,15 +138,12 @@ def evaluate_many_on_jax(settings: L4Settings, policies: list[Policy], seeds: li
     """evaluate_on_jax for many policies, settings.seeds_per_program vmapped into one program (the
     last one padded, so that a policy's score never depends on how many were asked for)."""
     scores = []
-    width = settings.seeds_per_program
-    for start in range(0, len(policies), width):
-        chunk = list(range(start, min(start + width, len(policies))))
-        padded = chunk + [chunk[-1]] * (width - len(chunk))
-        stacked = jax.tree.map(lambda *leaves: jnp.stack(leaves), *[policies[i] for i in padded])
-        starts = [start_states(seeds[i], settings.eval_episodes) for i in padded]
+    for n, padded in _padded_chunks(list(zip(policies, seeds, strict=True)), settings.seeds_per_program):
+        stacked = jax.tree.map(lambda *leaves: jnp.stack(leaves), *[policy for policy, _ in padded])
+        starts = [start_states(seed, settings.eval_episodes) for _, seed in padded]
         totals = _jax_episodes_of_many(settings)(stacked, jnp.asarray(np.stack([q for q, _ in starts]), jnp.float32),
                                                  jnp.asarray(np.stack([v for _, v in starts]), jnp.float32))
-        scores.extend(np.asarray(totals).mean(axis=1)[:len(chunk)].astype(float).tolist())
+        scores.extend(np.asarray(totals).mean(axis=1)[:n].astype(float).tolist())
     return scores
 
 
@@ -149,12 +167,8 @@ def evaluate_on_mujoco(settings: L4Settings, policy: Policy, seed: int) -> float
 
 def evaluate_many_on_mujoco(settings: L4Settings, policies: list[Policy], seeds: list[int]) -> list[float]:
     """evaluate_on_mujoco for many policies, one worker process per core (as training)."""
-    workers = min(len(policies), settings.workers or os.cpu_count() or 1)
     jobs = [(settings, policy, seed) for policy, seed in zip(policies, seeds, strict=True)]
-    if workers <= 1:
-        return [_evaluate_on_mujoco_job(job) for job in jobs]
-    with multiprocessing.get_context("spawn").Pool(workers) as pool:
-        return list(pool.imap(_evaluate_on_mujoco_job, jobs, chunksize=4))
+    return list(_in_workers(settings, _evaluate_on_mujoco_job, jobs))
 
 
 def _evaluate_on_mujoco_job(job: tuple[L4Settings, Policy, int]) -> float:
@@ -176,13 +190,9 @@ def jax_backend(settings: L4Settings = L4Settings(), show_progress: bool = False
 
     def train_seeds(seeds: list[int]) -> list[TrainOutcome]:
         outcomes = []
-        for start in range(0, len(seeds), settings.seeds_per_program):
-            chunk = list(seeds[start:start + settings.seeds_per_program])
-            # a short last chunk is padded to the full size: a seed's run then never depends on how many
-            # seeds the caller asked for, and one compiled program serves every chunk
-            padded = chunk + [chunk[-1]] * (settings.seeds_per_program - len(chunk))
+        for n, padded in _padded_chunks(list(seeds), settings.seeds_per_program):
             out = jax.block_until_ready(train_chunk(jax.vmap(jax.random.PRNGKey)(jnp.asarray(padded))))
-            for i in range(len(chunk)):
+            for i in range(n):
                 policy = jax.tree.map(lambda x, i=i: np.asarray(x[i]), Policy.of(out["train_state"]))
                 outcomes.append(TrainOutcome(policy, *training_curve(settings.ppo, np.asarray(
                     out["metrics"]["episode_return"][i]))))
@@ -206,17 +216,11 @@ def mujoco_backend(settings: L4Settings = L4Settings(), show_progress: bool = Fa
         return train_on_mujoco(settings, seed, show_progress)
 
     def train_seeds(seeds: list[int]) -> list[TrainOutcome]:
-        workers = min(len(seeds), settings.workers or os.cpu_count() or 1)
-        if workers <= 1:
-            return [train(seed) for seed in seeds]
-        # spawn, not fork: the parent has JAX's thread pools running, which a forked child would inherit broken
-        with multiprocessing.get_context("spawn").Pool(workers) as pool:
-            outcomes = []
-            for outcome in pool.imap(_train_on_mujoco_quietly, [(settings, seed) for seed in seeds]):
-                outcomes.append(outcome)
-                if show_progress:
-                    print(f"PPO halfcheetah (MuJoCo C, {workers} processes): seeds {len(outcomes)} of {len(seeds)} "
-                          "trained", flush=True)
+        outcomes = []
+        for outcome in _in_workers(settings, _train_on_mujoco_quietly, [(settings, seed) for seed in seeds]):
+            outcomes.append(outcome)
+            if show_progress:
+                print(f"PPO halfcheetah (MuJoCo C): seeds {len(outcomes)} of {len(seeds)} trained", flush=True)
         return outcomes
 
     return L4Backend("MuJoCo C", train, lambda policy, seed: evaluate_on_mujoco(settings, policy, seed),
