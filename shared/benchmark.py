@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import multiprocessing
 import os
 import platform
+import queue as queue_module
 import sys
 import time
 
@@ -58,3 +60,41 @@ def rich_table(title: str, columns: tuple[str, ...], cells: list[tuple[str, ...]
     for row in cells:
         table.add_row(*row)
     return table
+
+
+def _spawned_call(function, args, results) -> None:
+    try:
+        results.put(("ok", function(*args)))
+    except Exception as error:  # noqa: BLE001 - reported as the row's failure
+        results.put(("error", f"{type(error).__name__}: {str(error).splitlines()[0] if str(error) else ''}"))
+
+
+def call_in_whole_loops_process(function, args: tuple, limit_s: float = 900.0) -> tuple[str, object]:
+    """`function(*args)` in a spawned process whose XLA compiles whole loops as one function
+    (shared/xla_cpu.py: the setting is per process, read when XLA's backend starts). Returns ("ok",
+    its result) or ("error", why): an exception in it, its death, or no result within `limit_s`
+    (then it is killed), so that a bench row can fail alone. `function` must be importable by name
+    (a module-level function) for the child to find it."""
+    from shared.xla_cpu import whole_loops_for_children
+
+    context = multiprocessing.get_context("spawn")
+    results = context.Queue()
+    process = context.Process(target=_spawned_call, args=(function, args, results), daemon=True)
+    with whole_loops_for_children():
+        process.start()
+    deadline = time.monotonic() + limit_s
+    outcome = ("error", f"no result within {limit_s:.0f} s")
+    try:
+        while time.monotonic() < deadline:
+            try:
+                outcome = results.get(timeout=1.0)
+                break
+            except queue_module.Empty:
+                if not process.is_alive() and results.empty():
+                    outcome = ("error", f"the process died (exit code {process.exitcode})")
+                    break
+    finally:
+        if process.is_alive():
+            process.kill()
+        process.join()
+    return outcome

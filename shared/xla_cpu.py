@@ -22,9 +22,14 @@ Results are the same computation compiled by another emitter: they can differ in
 from __future__ import annotations
 
 import contextlib
+import json
 import os
+import subprocess
 import sys
+import tempfile
+import textwrap
 from collections.abc import Iterator, Mapping
+from pathlib import Path
 
 WHOLE_LOOP_BYTES = 1 << 30
 _OPTION = "xla_cpu_small_while_loop_byte_threshold"
@@ -89,3 +94,33 @@ def enable_whole_loops(threshold: int = WHOLE_LOOP_BYTES) -> None:
                                "XLA reads XLA_FLAGS when its backend starts (set XLA_FLAGS in the environment "
                                f"instead: {with_whole_loops(os.environ.get('XLA_FLAGS'), threshold)!r})")
     os.environ["XLA_FLAGS"] = with_whole_loops(os.environ.get("XLA_FLAGS"), threshold)
+
+
+_RUN_AND_SAVE = textwrap.dedent("""
+    import json as _json, sys as _sys
+    import numpy as _np
+    _leaves, _calls = run(*[int(a) for a in _sys.argv[2:]])
+    _np.savez(_sys.argv[1], *_leaves)
+    print(_json.dumps({"small_calls": _calls}))
+""")
+
+
+def run_with_whole_loops(source: str, *int_args: int, timeout_s: float = 1200.0,
+                         repo: Path | None = None) -> tuple[list, int]:
+    """Runs `source`'s `run(*int_args) -> (numpy leaves, small-call count)` in a fresh Python whose
+    XLA compiles whole loops, and returns what it returned. For tests that check a whole-loops build
+    against the default one: the caller runs the same `source` in its own process. Raises
+    AssertionError with the child's stderr tail if it fails."""
+    import numpy as np
+
+    repo = repo or Path(__file__).resolve().parents[1]
+    environ = environ_with_whole_loops()
+    environ["PYTHONPATH"] = os.pathsep.join(filter(None, [str(repo), environ.get("PYTHONPATH")]))
+    with tempfile.TemporaryDirectory() as folder:
+        out = Path(folder) / "leaves.npz"
+        done = subprocess.run([sys.executable, "-c", source + _RUN_AND_SAVE, str(out), *map(str, int_args)],
+                              env=environ, capture_output=True, text=True, timeout=timeout_s)
+        assert done.returncode == 0, done.stderr[-3000:]
+        calls = json.loads(done.stdout.strip().splitlines()[-1])["small_calls"]
+        with np.load(out) as saved:
+            return [saved[f"arr_{i}"] for i in range(len(saved.files))], calls

@@ -19,6 +19,10 @@ its JAX generator; both made before the timing). Both sides of every ratio play 
   PokeJAX batch N       N battles vmapped, a lax.scan of battle steps with the random choices drawn
                         inside it; finished battles are replaced by new ones inside the scan.
                         Both of Showdown's PRNGs: sodium (ChaCha20, Showdown's default) and gen5.
+  PokeJAX whole loops   the sodium engine in a spawned process whose XLA compiles the whole scan
+                        as one function (shared/xla_cpu.py), at --whole-loops-batches (default 1,
+                        none with --quick): no per-kernel dispatch, so small batches run several
+                        times faster, for a long compile (about 160 s at batch 1) and one core
 
 Then PPO end to end (the shared PureJaxRL-style PPO, 64x64 MLP): on Showdown through 8 Gymnasium
 envs and the host loop, and on PokeJAX with make_train (one jit over rollouts and updates), both
@@ -46,7 +50,7 @@ import time
 
 import numpy as np
 
-from shared.benchmark import best_rate, format_rate
+from shared.benchmark import best_rate, call_in_whole_loops_process, format_rate
 from shared.benchmark import machine as shared_machine
 from shared.benchmark import rich_table as _table
 
@@ -253,6 +257,9 @@ def main(argv=None) -> int:
     parser.add_argument("--quick", action="store_true", help="batches 1 and 1024, 1 s per measurement")
     parser.add_argument("--batches", type=lambda s: [int(x) for x in s.split(",")], default=None)
     parser.add_argument("--seconds", type=float, default=None, help="time per measurement")
+    parser.add_argument("--whole-loops-batches", type=lambda s: [int(x) for x in s.split(",") if x], default=None,
+                        help="batches of the sodium engine compiled with whole loops (default 1, none with "
+                             "--quick; an empty value: none)")
     parser.add_argument("--ppo-updates", type=int, default=3, help="PPO updates timed per PPO row (0: no PPO rows)")
     parser.add_argument("--ppo-batch", type=int, default=1024, help="JAX PPO envs (Showdown PPO: 8 envs)")
     parser.add_argument(
@@ -268,6 +275,7 @@ def main(argv=None) -> int:
     game = GAMES[args.format]
     batches = args.batches or ([1, 1024] if args.quick else [1, 1024, 16384, 65536])
     seconds = args.seconds or (1.5 if args.quick else 4.0)
+    whole_loops_batches = args.whole_loops_batches if args.whole_loops_batches is not None else ([] if args.quick else [1])
 
     from rich.console import Console
 
@@ -286,6 +294,14 @@ def main(argv=None) -> int:
                 result = pokejax_random(kind, batch, seconds, args.format)
             rows.append({"backend": f"PokeJAX ({kind} PRNG)", "batch": batch, **result, "rss_mb": _peak_rss_mb()})
             console.print(f"  PokeJAX {kind} batch {batch}: {format_rate(result['decisions_per_s'])} decisions/s")
+    for batch in whole_loops_batches:
+        with console.status(f"PokeJAX sodium batch {batch}, whole loops (its own process)"):
+            status, result = call_in_whole_loops_process(pokejax_random, ("sodium", batch, seconds, args.format))
+        if status != "ok":
+            console.print(f"[red]  PokeJAX sodium batch {batch}, whole loops: {result}[/red]")
+            continue
+        rows.append({"backend": "PokeJAX (sodium PRNG), whole loops", "batch": batch, **result, "rss_mb": None})
+        console.print(f"  PokeJAX sodium batch {batch}, whole loops: {format_rate(result['decisions_per_s'])} decisions/s")
     reference = in_process["decisions_per_s"]
     for row in rows:
         row["ratio_vs_showdown_in_process"] = row["decisions_per_s"] / reference
@@ -336,7 +352,8 @@ def main(argv=None) -> int:
         )
     console.print(
         "A decision is one side's choice. Showdown in-process: whole battles in one Node loop; via Python: one "
-        "JSON round trip per turn. Peak RSS is the bench process's (JAX rows grow it; Node runs in its own process)."
+        "JSON round trip per turn. Peak RSS is the bench process's (JAX rows grow it; Node runs in its own process; "
+        "whole loops rows run in their own)."
     )
     if any(row.get("overflow") for row in rows):
         console.print("[red]a battle step wanted more PRNG draws than it prefetched: results are not exact[/red]")

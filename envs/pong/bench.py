@@ -30,14 +30,12 @@ import argparse
 import json
 import multiprocessing
 import os
-import queue as queue_module
 import time
 
 import numpy as np
 
-from shared.benchmark import best_rate, format_rate
+from shared.benchmark import best_rate, call_in_whole_loops_process, format_rate
 from shared.benchmark import machine as shared_machine
-from shared.xla_cpu import whole_loops_for_children
 
 
 def _c_worker(num_envs: int, seconds: float, frameskip: int, queue) -> None:
@@ -113,36 +111,10 @@ def jax_random_sps(num_envs: int, seconds: float, frameskip: int) -> tuple[float
     return best_rate(call, cache_rows * num_envs, seconds), compile_seconds
 
 
-def _jax_random_worker(num_envs: int, seconds: float, frameskip: int, queue) -> None:
-    try:
-        queue.put(("ok", jax_random_sps(num_envs, seconds, frameskip)))
-    except Exception as error:  # noqa: BLE001 - reported as the row's failure
-        queue.put(("error", f"{type(error).__name__}: {str(error).splitlines()[0] if str(error) else ''}"))
-
-
 def jax_random_sps_whole_loops(num_envs: int, seconds: float, frameskip: int) -> tuple[float | None, float | None, str]:
     """jax_random_sps in a spawned process whose XLA compiles whole loops as one function (the
     setting is per process: XLA reads XLA_FLAGS when its backend starts)."""
-    context = multiprocessing.get_context("spawn")
-    queue = context.Queue()
-    process = context.Process(target=_jax_random_worker, args=(num_envs, seconds, frameskip, queue), daemon=True)
-    with whole_loops_for_children():
-        process.start()
-    deadline = time.monotonic() + 900
-    kind, value = "error", "no result within 900 s"
-    try:
-        while time.monotonic() < deadline:
-            try:
-                kind, value = queue.get(timeout=1.0)
-                break
-            except queue_module.Empty:
-                if not process.is_alive() and queue.empty():
-                    kind, value = "error", f"the process died (exit code {process.exitcode})"
-                    break
-    finally:
-        if process.is_alive():
-            process.kill()
-        process.join()
+    kind, value = call_in_whole_loops_process(jax_random_sps, (num_envs, seconds, frameskip))
     return (value[0], value[1], "ok") if kind == "ok" else (None, None, value)
 
 

@@ -5,13 +5,7 @@ rollout compiled with XLA's defaults here, every observation, reward, done and s
 
 from __future__ import annotations
 
-import json
-import os
-import subprocess
-import sys
-import tempfile
 import textwrap
-from pathlib import Path
 
 import jax
 import jax.numpy as jnp
@@ -19,9 +13,8 @@ import numpy as np
 
 from envs.pong.jax import env as pong
 from envs.pong.params import PongConfig
-from shared.xla_cpu import environ_with_whole_loops
+from shared.xla_cpu import run_with_whole_loops
 
-REPO = Path(__file__).resolve().parents[3]
 ENVS, STEPS = 256, 2000
 
 ROLLOUT = textwrap.dedent("""
@@ -53,22 +46,8 @@ def test_whole_loop_build_equals_the_default_build_bit_for_bit():
     exec(ROLLOUT, namespace)  # the same source in both processes
     expected, default_calls = namespace["run"](ENVS, STEPS)
     assert default_calls == 0, "XLA's default already hoisted the rollout: the comparison would be vacuous"
-    child = ROLLOUT + textwrap.dedent("""
-        import json, sys
-        leaves, calls = run(int(sys.argv[2]), int(sys.argv[3]))
-        np.savez(sys.argv[1], *leaves)
-        print(json.dumps({"small_calls": calls}))
-    """)
-    with tempfile.TemporaryDirectory() as folder:
-        out = Path(folder) / "whole.npz"
-        environ = environ_with_whole_loops()
-        environ["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO), environ.get("PYTHONPATH")]))
-        done = subprocess.run([sys.executable, "-c", child, str(out), str(ENVS), str(STEPS)], env=environ,
-                              capture_output=True, text=True, timeout=600)
-        assert done.returncode == 0, done.stderr[-3000:]
-        assert json.loads(done.stdout.strip().splitlines()[-1])["small_calls"] >= 1, "nothing was hoisted"
-        saved = np.load(out)
-        whole = [saved[f"arr_{i}"] for i in range(len(saved.files))]
+    whole, whole_calls = run_with_whole_loops(ROLLOUT, ENVS, STEPS, timeout_s=600)
+    assert whole_calls >= 1, "nothing was hoisted"
     assert len(whole) == len(expected)
     rewards = expected[-2]
     assert np.count_nonzero(rewards) > 100, "the rollout scored too few points to test the scoring path"
