@@ -105,15 +105,14 @@ _RUN_AND_SAVE = textwrap.dedent("""
 """)
 
 
-def run_with_whole_loops(source: str, *int_args: int, timeout_s: float = 1200.0,
-                         repo: Path | None = None) -> tuple[list, int]:
+def run_with_whole_loops(source: str, *int_args: int, timeout_s: float = 1200.0) -> tuple[list, int]:
     """Runs `source`'s `run(*int_args) -> (numpy leaves, small-call count)` in a fresh Python whose
     XLA compiles whole loops, and returns what it returned. For tests that check a whole-loops build
     against the default one: the caller runs the same `source` in its own process. Raises
     AssertionError with the child's stderr tail if it fails."""
     import numpy as np
 
-    repo = repo or Path(__file__).resolve().parents[1]
+    repo = Path(__file__).resolve().parents[1]
     environ = environ_with_whole_loops()
     environ["PYTHONPATH"] = os.pathsep.join(filter(None, [str(repo), environ.get("PYTHONPATH")]))
     with tempfile.TemporaryDirectory() as folder:
