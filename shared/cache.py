@@ -6,14 +6,16 @@ import contextlib
 import fcntl
 import os
 from pathlib import Path
-from typing import Iterator
+from typing import Iterator, Mapping
 
 
-def cache_dir(*parts: str) -> Path:
-    """$ENVPORT_CACHE_DIR, else $XDG_CACHE_HOME/envport, else ~/.cache/envport; created on demand."""
-    root = os.environ.get("ENVPORT_CACHE_DIR")
+def cache_dir(*parts: str, environ: Mapping[str, str] | None = None) -> Path:
+    """$ENVPORT_CACHE_DIR, else $XDG_CACHE_HOME/envport, else ~/.cache/envport (read from `environ`,
+    default os.environ); created on demand."""
+    environ = os.environ if environ is None else environ
+    root = environ.get("ENVPORT_CACHE_DIR")
     if not root:
-        xdg = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+        xdg = environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
         root = os.path.join(xdg, "envport")
     path = Path(root, *parts)
     path.mkdir(parents=True, exist_ok=True)
