@@ -218,8 +218,8 @@ def test_functional_env_batched_rollout():
     index = int(np.flatnonzero(~masks.all(axis=1))[0])
     one_state = jax.tree_util.tree_map(lambda x: x[index], state)
     illegal_action = jnp.int32(int(np.flatnonzero(~masks[index])[0]))
-    # jitted, not eager (op by op, this one step took ~290 s on 2 cores); check_env above compiled
-    # the same program, which the persistent compilation cache then loads
+    # jitted, not eager (op by op, this one step took ~290 s on 2 cores); it is the batch-1 step
+    # program the Gymnasium env compiles for check_env, so the persistent compilation cache can load it
     _, _, r, d, info = jax.jit(env.step)(jax.random.PRNGKey(6), one_state, illegal_action, params)
     assert float(r) == -1.0 and bool(d) and bool(info["illegal_action"])
     assert masks.shape == (batch, jb.NUM_ACTIONS)
