@@ -1,4 +1,6 @@
-"""Test-wide setup: JAX's persistent compilation cache (see shared/jax_compile_cache.py)."""
+"""Test-wide setup: JAX's persistent compilation cache (shared/jax_compile_cache.py), through the
+environment before JAX starts. (The discrete engines' tests also compile more cheaply: their own
+conftest.py files call shared/jax_fast_compile.py.)"""
 
 from __future__ import annotations
 

@@ -11,9 +11,10 @@ import pytest
 from gymnasium.utils.env_checker import check_env
 
 import envs.pokejax  # noqa: F401  (registers the ids)
+from envs.pokejax.gym_envs import _shared_env
 from envs.pokejax.jax import battle as jb
-from envs.pokejax.jax import stats
-from envs.pokejax.jax.env import OBS_SIZE, RANDOM_BATTLE, PokeJaxEnv, encode_observation, random_legal_action
+from envs.pokejax.jax import prng, stats
+from envs.pokejax.jax.env import OBS_SIZE, RANDOM_BATTLE, encode_observation, random_legal_action
 from envs.pokejax.jax.tables import BOOST_KEYS, STATUSES, VOLATILES, gen1_tables
 from envs.pokejax.tests.components import POKEJAX
 
@@ -189,10 +190,12 @@ def test_vector_env():
 def test_functional_env_batched_rollout():
     """jit(vmap) over 64 battles for 300 steps: battles end and restart, rewards are the battle
     outcomes, no step ever runs out of prefetched PRNG draws."""
-    env = PokeJaxEnv()
+    # the Gymnasium envs' functional env and jitted step (test_check_env compiled that step in this
+    # process: the one-battle step below reuses it rather than compiling it again)
+    env, _, jitted_step, _, _ = _shared_env(prng.SODIUM)
     params = env.default_params
     batch = 64
-    obs, state = jax.vmap(env.reset, in_axes=(0, None))(jax.random.split(jax.random.PRNGKey(0), batch), params)
+    obs, state = jax.jit(jax.vmap(env.reset, in_axes=(0, None)))(jax.random.split(jax.random.PRNGKey(0), batch), params)
 
     def one(state, key):
         action_key, step_key = jax.random.split(key)
@@ -214,12 +217,11 @@ def test_functional_env_batched_rollout():
     assert not bool((no_winner & (reward != 0)).any())
     assert not bool(illegal.any()) and not bool(overflow.any())
     # an illegal action is a loss in the functional env: take a battle where something is illegal
-    masks = np.asarray(jax.vmap(env.legal_mask)(state))
+    masks = np.asarray(jax.jit(jax.vmap(env.legal_mask))(state))
     index = int(np.flatnonzero(~masks.all(axis=1))[0])
     one_state = jax.tree_util.tree_map(lambda x: x[index], state)
     illegal_action = jnp.int32(int(np.flatnonzero(~masks[index])[0]))
-    # jitted, not eager (op by op, this one step took ~290 s on 2 cores); it is the batch-1 step
-    # program the Gymnasium env compiles for check_env, so the persistent compilation cache can load it
-    _, _, r, d, info = jax.jit(env.step)(jax.random.PRNGKey(6), one_state, illegal_action, params)
+    # jitted, not eager (op by op, this one step took ~290 s on 2 cores)
+    _, _, r, d, info = jitted_step(jax.random.PRNGKey(6), one_state, illegal_action, params)
     assert float(r) == -1.0 and bool(d) and bool(info["illegal_action"])
     assert masks.shape == (batch, jb.NUM_ACTIONS)

@@ -8,7 +8,6 @@ from __future__ import annotations
 import pytest
 
 from envs.pokejax import l3_battles
-from envs.pokejax.jax import damage
 from envs.pokejax.tests.components import POKEJAX
 
 CHUNK = 25
@@ -33,18 +32,32 @@ def test_battles_equal_showdown(showdown, format, first):
 
 
 @POKEJAX.covers("battle")
-def test_a_one_off_crit_threshold_is_caught(showdown, monkeypatch):
-    """L3 self-test: an engine whose crit threshold is one too high diverges, and the report names
-    the battle, the turn, the PRNG or HP field and Showdown's log of that turn."""
-    original = damage.crit_chance
-    monkeypatch.setattr(damage, "crit_chance", lambda *args: original(*args) + 1)
-    monkeypatch.setattr(l3_battles, "_STEPS", {})  # retrace with the broken function
-    # (the mutation shows only when a crit roll draws exactly the threshold, about 1 roll in 256:
-    # a few dozen battles hold a few hundred crit rolls; the loop stops at the first divergence)
+def test_a_one_point_hp_difference_is_caught(showdown, monkeypatch):
+    """L3 self-test: a JAX state that drifts from Showdown's by one HP point after a few decisions
+    is reported with the battle, the turn, the Pokemon's hp field and Showdown's log of that turn.
+    (The engine-mutation self-test, a crit threshold one too high, recompiles the engine step:
+    minutes on 2 cores, so it runs in the slow tier, l3_slow_battles.py.)"""
+    original = l3_battles._jitted_step
+    decisions = {"count": 0}
+
+    def drifting_step(kind):
+        step = original(kind)  # the compiled step the battles above used
+
+        def wrapped(state, actions, tables):
+            after = step(state, actions, tables)
+            decisions["count"] += 1
+            if decisions["count"] == 6:
+                after = after.replace(hp=after.hp.at[1, 0].add(-1))
+            return after
+
+        return wrapped
+
+    monkeypatch.setattr(l3_battles, "_jitted_step", drifting_step)
     with pytest.raises(l3_battles.L3Divergence) as caught:
-        for i in range(40):
+        for i in range(3):
             l3_battles.play(showdown, i)
     report = str(caught.value)
+    assert caught.value.result["decision"] == 6, report
     assert "diverged at turn" in report and "Showdown's log of that turn" in report
-    assert "prng:" in report or " hp:" in report
+    assert "p2 slot 1" in report and " hp: showdown " in report, report
     assert f"--first {caught.value.result['battle']} --battles 1" in report

@@ -43,7 +43,8 @@ class EnvParams:
     deck_cards: jnp.ndarray  # int32[K, 20]
     deck_types: jnp.ndarray  # int32[K, 3]
     deck_n_types: jnp.ndarray  # int32[K]
-    max_decisions: int = struct.field(pytree_node=False, default=2000)
+    # traced, not static: a program compiled for one cut serves every cut (tests cut at 30)
+    max_decisions: jnp.ndarray = 2000  # int32
 
 
 @struct.dataclass

@@ -77,6 +77,6 @@ def test_a_divergence_is_reported_with_the_field(monkeypatch):
     else:
         pytest.fail("200 games with a wrong Poison never diverged")
     # the batched runner finds the same game and reports it the same way; the others stay equal
-    batched = l3_games.play_games(range(max(0, seed - 2), seed + 1), lambda _: ("psychic", "grass"), batch=4)
+    batched = l3_games.play_games(range(max(0, seed - 2), seed + 1), lambda _: ("psychic", "grass"))
     assert batched[-1].divergence == report.divergence
     assert all(r.divergence is None for r in batched[:-1]), [r.divergence for r in batched]

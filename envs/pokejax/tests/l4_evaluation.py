@@ -1,15 +1,19 @@
-"""L4's evaluation, checked in the default tier: a policy plays the very same battles on PokeJAX
-(all at once, a jitted while loop) and on Showdown (the Gymnasium env), so that L4 compares each
-policy's two win rates over equal battles."""
+"""L4's evaluation (slow tier, with L4): a policy plays the very same battles on PokeJAX (all at
+once, a jitted while loop) and on Showdown (the Gymnasium env), so that L4 compares each policy's
+two win rates over equal battles. It runs whenever L4 does: ./pants --tag=slow test envs/pokejax/tests:l4
+(its evaluation loop alone took ~250 s to compile on 2 cores, too much for the default tier)."""
 
 import jax
 import jax.numpy as jnp
 import numpy as np
+import pytest
 
 from envs.pokejax import policy_transfer
 from envs.pokejax.jax.env import OBS_SIZE
 from envs.pokejax.tests.components import POKEJAX
 from shared.ppo.core import make_network
+
+pytestmark = pytest.mark.slow  # (also the Pants target's tag)
 
 BATTLES = 8
 
