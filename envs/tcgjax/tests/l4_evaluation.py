@@ -1,5 +1,5 @@
-"""L4's evaluation (slow tier, with L4): L4's evaluation meets the same 36 episodes (one per pair of
-fixed decks) on both backends. It runs whenever L4 does: ./pants --tag=slow test envs/tcgjax/tests:l4
+"""L4's evaluation (slow tier, with L4): it meets the same 36 episodes (one per pair of fixed decks)
+on both backends. It runs whenever L4 does: ./pants --tag=slow test envs/tcgjax/tests:l4
 (its jitted evaluation loop alone took ~500 s to trace and compile on 2 cores, too much for the
 default tier)."""
 
