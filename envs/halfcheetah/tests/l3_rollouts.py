@@ -88,12 +88,6 @@ def _report(name, payload):
     print(f"{name}: {json.dumps(payload)[:400]}")
 
 
-def _float64_one_step(reference):
-    flat = {k: reference[k].reshape(EPISODES * STEPS, -1) for k in ("qpos", "qvel", "actions", "obs")}
-    obs, _ = _ours_one_step(F64, flat["qpos"], flat["qvel"], flat["actions"])
-    return obs, flat["obs"]
-
-
 def test_l3a_one_step_float64_within_1e10_of_mujoco_or_equal_to_mjx_where_mujoco_stops_early(reference):
     """Every state: within 1e-10 of MuJoCo C. Where not (20 of 100,000 states, measured), MuJoCo's
     Newton stopped at its tolerance short of the minimiser; MJX, the other JAX implementation of
@@ -110,9 +104,12 @@ def test_l3a_one_step_float64_within_1e10_of_mujoco_or_equal_to_mjx_where_mujoco
                "off_states": off.tolist(), "off_states_ours_error": per_state[off].tolist()}
     assert len(off) <= EPISODES * STEPS // 1000, f"{len(off)} states off by more than 1e-10"
     if len(off):
+        # padded to EPISODES states (repeating them): the shape the free-running test steps MJX at, so
+        # that one compiled program serves both (the persistent compilation cache finds it)
+        padded = np.resize(off, EPISODES)
         data = mjx_ref.make_batched_step("float64")(
-            mjx_ref.initial_data(flat["qpos"][off], flat["qvel"][off], "float64"), flat["actions"][off])
-        mjx_obs = np.concatenate([np.asarray(data.qpos)[:, 1:], np.asarray(data.qvel)], axis=1)
+            mjx_ref.initial_data(flat["qpos"][padded], flat["qvel"][padded], "float64"), flat["actions"][padded])
+        mjx_obs = np.concatenate([np.asarray(data.qpos)[:, 1:], np.asarray(data.qvel)], axis=1)[:len(off)]
         mjx_error = np.abs(mjx_obs - flat["obs"][off]).max(axis=1)
         figures["off_states_mjx_error"] = mjx_error.tolist()
         figures["off_states_ours_minus_mjx"] = np.abs(ours[off] - mjx_obs).max(axis=1).tolist()

@@ -2,15 +2,18 @@
 budget, and of scoring many policies at once (evaluate_many_*): each seed must get the same run and
 each policy the same score however the work is grouped (a MuJoCo worker process as the parent, a
 JAX seed or policy in any program of the set width as in any other), in the order asked, so that
-the L4 verdict does not depend on how the work was spread."""
+the L4 verdict does not depend on how the work was spread. In the slow tier, with the L4 run that
+uses them (about 3.5 minutes on 2 cores, mostly compiling PPO programs)."""
 
 import dataclasses
 
 import jax
 import numpy as np
+import pytest
 
 from envs.halfcheetah import policy_transfer
 
+pytestmark = pytest.mark.slow
 ONE_UPDATE = dataclasses.replace(policy_transfer.L4Settings().ppo, total_timesteps=2048)
 
 
