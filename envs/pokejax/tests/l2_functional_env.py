@@ -20,6 +20,8 @@ from envs.pokejax.jax.env import RANDOM_BATTLE, EnvParams, random_legal_action
 from envs.pokejax.tests.components import POKEJAX
 from envs.pokejax.tests.episodes import play_episode, same_episode
 
+BATCH = 64
+
 
 @POKEJAX.covers("battle")
 def test_random_battles_give_the_same_episode_on_both_backends():
@@ -53,7 +55,7 @@ def _functional_episodes(seeds) -> list:
     each seed, played in lanes of the batched step: the Gymnasium env's keys (PRNGKey(seed), split
     once for the reset and once per decision), its choices (the same generator over the same
     masks), and its outputs (the final observation and mask of each step, the reward and ends)."""
-    env, params, reset, step, legal_masks = _batched(RANDOM_BATTLE)
+    _, params, reset, step, legal_masks = _batched(RANDOM_BATTLE)
     seeds = list(seeds)
     lanes = np.arange(BATCH) % len(seeds)  # the spare lanes repeat the episodes
     keys, reset_keys = [], []
@@ -62,7 +64,7 @@ def _functional_episodes(seeds) -> list:
         keys.append(key)
         reset_keys.append(reset_key)
     obs, state = reset(jnp.stack(reset_keys)[lanes], params)
-    step_keys = reset_keys  # a finished lane keeps its last key: its outputs are not read
+    step_keys = list(reset_keys)  # a finished lane keeps its last key: its outputs are not read
     masks = np.asarray(legal_masks(state))
     episodes = [[np.asarray(obs[i])] for i in range(len(seeds))]
     choices = [np.random.default_rng(seed) for seed in seeds]
@@ -85,9 +87,6 @@ def _functional_episodes(seeds) -> list:
     return episodes
 
 
-BATCH = 64
-
-
 @functools.cache
 def _batched(battle_format: str):
     """The functional env's reset, step and legal mask vmapped over BATCH battles, jitted once for
@@ -106,14 +105,14 @@ def _batched(battle_format: str):
 def test_functional_env_batched_rollout():
     """vmap over 64 gen1randombattle battles (the format L4 trains on) for 300 steps: battles end
     and restart, rewards are the battle outcomes, no step ever runs out of prefetched PRNG draws."""
-    env, params, reset, step, legal_masks = _batched(RANDOM_BATTLE)
-    obs, state = reset(jax.random.split(jax.random.PRNGKey(0), BATCH), params)
+    _, params, reset, step, legal_masks = _batched(RANDOM_BATTLE)
+    _, state = reset(jax.random.split(jax.random.PRNGKey(0), BATCH), params)
     choose = jax.jit(jax.vmap(random_legal_action))
     mask, key, outputs = legal_masks(state), jax.random.PRNGKey(1), []
     for _ in range(300):
         key, action_key, step_key = jax.random.split(key, 3)
         actions = choose(jax.random.split(action_key, BATCH), mask)
-        obs, state, reward, done, info = step(jax.random.split(step_key, BATCH), state, actions, params)
+        _, state, reward, done, info = step(jax.random.split(step_key, BATCH), state, actions, params)
         mask = info["legal_mask"]
         ended_without_winner = info["drawn"] | info["truncated"]
         outputs.append(jax.device_get((reward, done, ended_without_winner, info["illegal_action"],
