@@ -55,7 +55,7 @@ def _functional_episodes(seeds) -> list:
     each seed, played in lanes of the batched step: the Gymnasium env's keys (PRNGKey(seed), split
     once for the reset and once per decision), its choices (the same generator over the same
     masks), and its outputs (the final observation and mask of each step, the reward and ends)."""
-    _, params, reset, step, legal_masks = _batched(RANDOM_BATTLE)
+    _, params, reset, step, legal_masks = _batched()
     seeds = list(seeds)
     lanes = np.arange(BATCH) % len(seeds)  # the spare lanes repeat the episodes
     keys, reset_keys = [], []
@@ -88,13 +88,13 @@ def _functional_episodes(seeds) -> list:
 
 
 @functools.cache
-def _batched(battle_format: str):
-    """The functional env's reset, step and legal mask vmapped over BATCH battles, jitted once for
-    the process: (env, params, reset, step, legal_masks)."""
+def _batched():
+    """The functional env's reset, step and legal mask vmapped over BATCH gen1randombattles, jitted
+    once for the process: (env, params, reset, step, legal_masks)."""
     env = _shared_env(prng.SODIUM)[0]
     return (
         env,
-        EnvParams(battle_format=battle_format),
+        EnvParams(battle_format=RANDOM_BATTLE),
         jax.jit(jax.vmap(env.reset, in_axes=(0, None))),
         jax.jit(jax.vmap(env.step, in_axes=(0, 0, 0, None))),
         jax.jit(jax.vmap(env.legal_mask)),
@@ -105,7 +105,7 @@ def _batched(battle_format: str):
 def test_functional_env_batched_rollout():
     """vmap over 64 gen1randombattle battles (the format L4 trains on) for 300 steps: battles end
     and restart, rewards are the battle outcomes, no step ever runs out of prefetched PRNG draws."""
-    _, params, reset, step, legal_masks = _batched(RANDOM_BATTLE)
+    _, params, reset, step, legal_masks = _batched()
     _, state = reset(jax.random.split(jax.random.PRNGKey(0), BATCH), params)
     choose = jax.jit(jax.vmap(random_legal_action))
     mask, key, outputs = legal_masks(state), jax.random.PRNGKey(1), []
