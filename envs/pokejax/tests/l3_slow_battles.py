@@ -2,7 +2,7 @@
 the default tier plays 0-99) and 2,000 gen1randombattles (1,000-2,999; the default tier plays
 0-49), Showdown against the JAX engine, equal after every decision. The battles are played by the
 part files `l3_slow_part<k>.py` (slow_battles.py), which Pants runs side by side; this file holds
-the tier's self-test. About 1.5 hours on 2 cores: ./pants --tag=slow test envs/pokejax/tests:l3_slow"""
+the tier's self-test. 1.7 hours on 2 cores (2026-12-02): ./pants --tag=slow test envs/pokejax/tests:l3_slow"""
 
 from __future__ import annotations
 
