@@ -25,8 +25,9 @@ Backends, each in its fastest honest configuration:
 - ours: `emurust_core.GameBoy` on the calling thread, and `GameBoyVec` (Rayon, GIL released) with 1
   and 2 threads at batch 1..256, in PyBoy-compatible timing by default (what the Gymnasium envs
   run; `--timing dmg` for hardware timing).
-The ratios divide by PyBoy's 2-process figure of the same workload. Results go to the console and
-to bench-results/emurust.json.
+The ratios divide by PyBoy's 2-process figure of the same workload. Results go to the console, to
+bench-results/emurust.json and to a plot beside it (emurust.png: each workload's rate against the
+batch); `--plot-from FILE.json` redraws a saved run's plot without measuring.
 """
 
 from __future__ import annotations
@@ -46,6 +47,7 @@ REPO = Path(__file__).resolve().parents[2]
 if str(REPO) not in sys.path:  # `python envs/emurust/bench.py` and the Pants pex alike
     sys.path.insert(0, str(REPO))
 
+from shared.bench_plot import add_plot_from_option, redraw  # noqa: E402
 from shared.benchmark import best_rate, format_rate, machine  # noqa: E402
 
 ROMS = REPO / "envs" / "emurust" / "data" / "roms"
@@ -408,6 +410,39 @@ def print_table(results: dict) -> None:
         console.print(table)
 
 
+TARGET_X_PYBOY_2P = 5  # the issue's target: frames/s, times PyBoy's 2-process figure
+
+
+def plot_panels(results: dict) -> list:
+    """The saved run as scaling plots (shared/bench_plot.py), a panel per workload: GameBoyVec on 1
+    and 2 threads against batch, beside PyBoy's 1 and 2 processes, one GameBoy, and (frames/s) the
+    5x target."""
+    from shared.bench_plot import Level, Panel, series_from
+
+    panels = []
+    for row in results["rows"]:
+        rates = row["rates"]
+        series = [series_from(f"ours, GameBoyVec {threads} thread{'s' if threads > 1 else ''}",
+                              [(int(key.rsplit("_b", 1)[1]), rate) for key, rate in rates.items()
+                               if key.startswith(f"ours_vec_t{threads}_b")]) for threads in (1, 2)]
+        levels = [Level("PyBoy, 1 process", rates["pyboy_1p"]), Level("PyBoy, 2 processes", rates["pyboy_2p"]),
+                  Level("ours, one GameBoy", rates["ours_single"])]
+        unit = "frames per second" if row["kind"] == "frames" else "env steps per second"
+        if row["kind"] == "frames":
+            levels.append(Level(f"target: {TARGET_X_PYBOY_2P}x PyBoy's 2 processes", TARGET_X_PYBOY_2P * rates["pyboy_2p"],
+                                target=True))
+        panels.append(Panel(f"{row['workload']}, {unit.split(' per')[0]}, render {'on' if row['render'] else 'off'}",
+                            unit, [s for s in series if s], levels))
+    return panels
+
+
+def save_plot(results: dict, path: Path) -> Path:
+    from shared.bench_plot import run_title, save_panels
+
+    title = f"EmuRust ({results.get('timing', 'pyboy')} timing) vs PyBoy 2.8.1"
+    return save_panels(path, plot_panels(results), run_title(title, results))
+
+
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description="EmuRust vs PyBoy benchmark")
     parser.add_argument("--quick", action="store_true", help="short windows, batches 1 and 64")
@@ -420,7 +455,11 @@ def main(argv=None) -> None:
                         help="our emulator's timing: PyBoy-compatible (default, what the envs run) or hardware")
     parser.add_argument("--sections", type=lambda s: s.split(","), default=["frames", "steps", "ppo"],
                         help="comma-separated: frames, steps, ppo (default all)")
+    add_plot_from_option(parser)
     args = parser.parse_args(argv)
+    if args.plot_from:
+        redraw(args.plot_from, save_plot)
+        return
     if args.seconds is None:
         args.seconds = 1.0 if args.quick else 3.0
     if args.batches is None:
@@ -429,7 +468,10 @@ def main(argv=None) -> None:
     print_table(results)
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(results, indent=2))
-    print(f"wrote {args.out}")
+    if results["rows"]:
+        print(f"wrote {args.out} and {save_plot(results, args.out.with_suffix('.png'))}")
+    else:
+        print(f"wrote {args.out}")
 
 
 if __name__ == "__main__":

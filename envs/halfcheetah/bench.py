@@ -5,7 +5,9 @@
     python envs/halfcheetah/bench.py --batches 1,64 --seconds 3 --out FILE
     ./pants run envs/halfcheetah:bench -- [--quick] [--out PATH]   # same, through Pants
 
-(run from the repository root; the JSON goes to bench-results/halfcheetah.json by default).
+(run from the repository root; the JSON goes to bench-results/halfcheetah.json by default, and a
+plot of each backend's rate against the batch beside it, halfcheetah.png; `--plot-from FILE.json`
+redraws a saved run's plot without measuring).
 
 Each figure is env steps per second (one env step = frame_skip 5 physics steps) under uniform
 random actions in [-1, 1], drawn before timing, from Gymnasium-style reset states:
@@ -52,6 +54,7 @@ import time
 
 import numpy as np
 
+from shared.bench_plot import add_plot_from_option, redraw
 from shared.benchmark import best_rate, format_rate, machine
 from shared.xla_cpu import whole_loops_for_children
 
@@ -404,6 +407,7 @@ def parse_args(argv):
                         help="XLA CPU settings each JAX backend is measured under (the faster is kept)")
     parser.add_argument("--no-two-processes", dest="two_processes", action="store_false",
                         help="leave out the row of ours in two processes")
+    add_plot_from_option(parser)
     args = parser.parse_args(argv)
     args.xla_loops = XLA_SETTINGS if args.xla_loops == "both" else (args.xla_loops,)
     args.batches = args.batches or ([1, 64, 512] if args.quick else [1, 64, 512, 4096])
@@ -434,10 +438,31 @@ def measure(console, args) -> dict[int, dict[str, dict]]:
     return results
 
 
+def plot_panels(results: dict) -> list:
+    """The saved run as a scaling plot (shared/bench_plot.py): every backend's env steps/s against
+    the batch (rows that failed or were skipped are left out)."""
+    from shared.bench_plot import Panel, series_from
+
+    measurements = results["measurements"]
+    labels = list(dict.fromkeys(row["label"] for row in measurements))
+    series = [series_from(label, [(row["batch"], row["sps"]) for row in measurements if row["label"] == label])
+              for label in labels]
+    return [Panel("random actions (frame_skip 5)", "env steps per second", [s for s in series if s])]
+
+
+def save_plot(results: dict, path: Path) -> Path:
+    from shared.bench_plot import run_title, save_panels
+
+    return save_panels(path, plot_panels(results), run_title("HalfCheetah: MuJoCo C, MJX, Brax and ours", results))
+
+
 def main(argv=None) -> int:
     from rich.console import Console
 
     args = parse_args(argv)
+    if args.plot_from:
+        redraw(args.plot_from, save_plot)
+        return 0
     console = Console(width=None if sys.stdout.isatty() else 160)
     console.print(f"[bold]HalfCheetah benchmark[/bold]: batches {args.batches}, {args.seconds:g} s per row, "
                   f"JIT limit {args.jit_limit:g} s")
@@ -449,7 +474,7 @@ def main(argv=None) -> int:
     out.parent.mkdir(parents=True, exist_ok=True)
     measurements = [dict(row, backend=name, label=LABELS[name], batch=batch)
                     for batch, rows in results.items() for name, row in rows.items()]
-    out.write_text(json.dumps({
+    saved = {
         "benchmark": "halfcheetah", "unit": "env steps per second (frame_skip 5)",
         "timestamp": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
         "seconds_per_row": args.seconds, "batches": args.batches, "jit_limit_s": args.jit_limit,
@@ -458,8 +483,9 @@ def main(argv=None) -> int:
         "xla_settings": list(args.xla_loops),
         "machine": dict(machine(), load_average_start=load_at_start, load_average_end=os.getloadavg()),
         "versions": versions(), "measurements": measurements, "ratios": summary,
-        "wall_s": time.perf_counter() - started}, indent=2))
-    console.print(f"wrote {out.resolve()}")
+        "wall_s": time.perf_counter() - started}
+    out.write_text(json.dumps(saved, indent=2))
+    console.print(f"wrote {out.resolve()} and {save_plot(saved, out.with_suffix('.png')).resolve()}")
     return 0
 
 

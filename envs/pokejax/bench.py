@@ -3,6 +3,7 @@
     ./pants run envs/pokejax:bench                 # full table (a few minutes on 2 cores)
     ./pants run envs/pokejax:bench -- --quick      # batches 1 and 1024, shorter timings
     ./pants run envs/pokejax:bench -- --out FILE   # where the JSON goes (default bench-results/pokejax.json)
+    ./pants run envs/pokejax:bench -- --plot-from FILE.json   # redraw a saved run's plot, measure nothing
     ./pants run envs/pokejax:bench -- --ppo-updates 0   # no PPO rows
     ./pants run envs/pokejax:bench -- --format gen1randombattle   # Showdown's random battles
 
@@ -50,6 +51,7 @@ import time
 
 import numpy as np
 
+from shared.bench_plot import add_plot_from_option, redraw
 from shared.benchmark import best_rate, call_in_whole_loops_process, format_rate
 from shared.benchmark import machine as shared_machine
 from shared.benchmark import rich_table as _table
@@ -252,6 +254,34 @@ def pokejax_random(kind: str, batch: int, seconds: float, battle_format: str) ->
     }
 
 
+TARGET_X_SHOWDOWN = 1000  # the issue's target: decisions/s, times Showdown in-process
+
+
+def plot_panels(results: dict) -> list:
+    """The saved run as scaling plots (shared/bench_plot.py): PokeJAX's decisions/s against batch
+    beside Showdown's two ways of running and the 1,000x target; PPO's two points."""
+    from shared.bench_plot import Level, Panel, ppo_panels, series_from
+
+    rows = results["rows"]
+    showdown = [row for row in rows if row["backend"].startswith("Showdown")]
+    in_process = next(row["decisions_per_s"] for row in showdown if "in-process" in row["backend"])
+    backends = list(dict.fromkeys(row["backend"] for row in rows if row["backend"].startswith("PokeJAX")))
+    series = [series_from(backend, [(row["batch"], row["decisions_per_s"]) for row in rows if row["backend"] == backend])
+              for backend in backends]
+    levels = [Level(row["backend"], row["decisions_per_s"]) for row in showdown]
+    levels.append(Level(f"target: {TARGET_X_SHOWDOWN:,}x Showdown in-process", TARGET_X_SHOWDOWN * in_process,
+                        target=True))
+    panels = [Panel("random legal choices", "decisions per second", [s for s in series if s], levels)]
+    return panels + ppo_panels(results.get("ppo_rows", []))
+
+
+def save_plot(results: dict, path: Path) -> Path:
+    from shared.bench_plot import run_title, save_panels
+
+    title = f"PokeJAX vs Showdown, {results.get('game', '')}"
+    return save_panels(path, plot_panels(results), run_title(title, results))
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="batches 1 and 1024, 1 s per measurement")
@@ -271,7 +301,11 @@ def main(argv=None) -> int:
         default=CUSTOM_GAME,
         help=f"{CUSTOM_GAME}: random teams of any of the 164 moves; {RANDOM_BATTLE}: Showdown's random battles",
     )
+    add_plot_from_option(parser)
     args = parser.parse_args(argv)
+    if args.plot_from:
+        redraw(args.plot_from, save_plot)
+        return 0
     game = GAMES[args.format]
     batches = args.batches or ([1, 1024] if args.quick else [1, 1024, 16384, 65536])
     seconds = args.seconds or (1.5 if args.quick else 4.0)
@@ -359,22 +393,18 @@ def main(argv=None) -> int:
         console.print("[red]a battle step wanted more PRNG draws than it prefetched: results are not exact[/red]")
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(
-        json.dumps(
-            {
-                "benchmark": "pokejax",
-                "game": game,
-                "format": args.format,
-                "seconds_per_measurement": seconds,
-                "machine": machine(),
-                "rows": rows,
-                "ppo_updates": args.ppo_updates,
-                "ppo_rows": ppo_rows,
-            },
-            indent=2,
-        )
-    )
-    console.print(f"wrote {out.resolve()}")
+    results = {
+        "benchmark": "pokejax",
+        "game": game,
+        "format": args.format,
+        "seconds_per_measurement": seconds,
+        "machine": machine(),
+        "rows": rows,
+        "ppo_updates": args.ppo_updates,
+        "ppo_rows": ppo_rows,
+    }
+    out.write_text(json.dumps(results, indent=2))
+    console.print(f"wrote {out.resolve()} and {save_plot(results, out.with_suffix('.png')).resolve()}")
     return 0
 
 

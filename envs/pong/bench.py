@@ -3,6 +3,7 @@
     ./pants run envs/pong:bench                   # full table (about 5 minutes on 2 cores)
     ./pants run envs/pong:bench -- --quick        # smaller batches, shorter timings
     ./pants run envs/pong:bench -- --out FILE     # where the JSON goes (default bench-results/pong.json)
+    ./pants run envs/pong:bench -- --plot-from FILE.json   # redraw a saved run's plot, measure nothing
 
 Rows: random-action steps per second for the C reference in one process and in two processes (each
 stepping half the envs in one C call per step, as PufferLib does, from a cache of pre-drawn actions
@@ -34,6 +35,7 @@ import time
 
 import numpy as np
 
+from shared.bench_plot import add_plot_from_option, redraw
 from shared.benchmark import best_rate, call_in_whole_loops_process, format_rate
 from shared.benchmark import machine as shared_machine
 
@@ -158,6 +160,39 @@ def machine() -> dict:
 
 
 
+def plot_panels(results: dict) -> list:
+    """The saved run as scaling plots (shared/bench_plot.py): random actions, and PPO end to end with
+    the issue's target (10x PPO on the C env) beside it."""
+    from shared.bench_plot import Panel, series_from
+
+    rows = results["rows"]
+
+    def points(key):
+        return [(row["batch"], row.get(key)) for row in rows]
+
+    random = [series_from("C, 1 process", points("c_random_sps_1proc")),
+              series_from("C, 2 processes", points("c_random_sps_2proc")),
+              series_from("JAX, XLA default", points("jax_random_sps_default")),
+              series_from("JAX, whole loops", points("jax_random_sps_whole_loops"))]
+    panels = [Panel("random actions", "env steps per second", [s for s in random if s])]
+    if any("ppo_ratio" in row for row in rows):
+        ppo_c = points("c_ppo_sps")
+        ppo = [series_from("PPO on JAX (make_train)", points("jax_ppo_sps")),
+               series_from("PPO on C (host loop)", ppo_c)]
+        target = series_from("target: 10x PPO on C", [(batch, 10 * rate if rate else None) for batch, rate in ppo_c],
+                             target=True)
+        panels.append(Panel("PPO end to end (rollout + GAE + 4 epochs)", "agent steps per second",
+                            [s for s in ppo + [target] if s]))
+    return panels
+
+
+def save_plot(results: dict, path: Path) -> Path:
+    from shared.bench_plot import run_title, save_panels
+
+    title = f"Pong: PufferLib C vs JAX, frameskip {results.get('frameskip', 1)}"
+    return save_panels(path, plot_panels(results), run_title(title, results))
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="batches 1, 64, 1024 and 1 s per measurement")
@@ -167,7 +202,11 @@ def main(argv=None) -> int:
     parser.add_argument("--frameskip", type=int, default=1)
     parser.add_argument("--skip-ppo", action="store_true")
     parser.add_argument("--out", default=os.path.join(os.environ.get("ENVPORT_BENCH_DIR", "bench-results"), "pong.json"))
+    add_plot_from_option(parser)
     args = parser.parse_args(argv)
+    if args.plot_from:
+        redraw(args.plot_from, save_plot)
+        return 0
     batches = args.batches or ([1, 64, 1024] if args.quick else [1, 64, 1024, 4096, 16384])
     seconds = args.seconds or (1.0 if args.quick else 2.0)
 
@@ -223,9 +262,10 @@ def main(argv=None) -> int:
                   "PPO: rollout + GAE + 4 epochs x 4 minibatches, same network (64x64 tanh), compile excluded.")
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps({"benchmark": "pong", "frameskip": args.frameskip, "seconds_per_measurement": seconds,
-                               "ppo_updates": args.ppo_updates, "machine": machine(), "rows": rows}, indent=2))
-    console.print(f"wrote {out.resolve()}")
+    results = {"benchmark": "pong", "frameskip": args.frameskip, "seconds_per_measurement": seconds,
+               "ppo_updates": args.ppo_updates, "machine": machine(), "rows": rows}
+    out.write_text(json.dumps(results, indent=2))
+    console.print(f"wrote {out.resolve()} and {save_plot(results, out.with_suffix('.png')).resolve()}")
     return 0
 
 

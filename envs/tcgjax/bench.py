@@ -4,6 +4,7 @@
     ./pants run envs/tcgjax:bench -- --quick       # batches 1 and 1024, shorter timings
     ./pants run envs/tcgjax:bench -- --ppo-updates 0   # no PPO rows
     ./pants run envs/tcgjax:bench -- --out FILE    # where the JSON goes (default bench-results/tcgjax.json)
+    ./pants run envs/tcgjax:bench -- --plot-from FILE.json   # redraw a saved run's plot, measure nothing
 
 What is measured: random-action steps per second, a step being one action of either player, chosen
 uniformly among the legal ones (the legal mask is computed every step, as an agent needs it), in
@@ -45,6 +46,7 @@ import random
 import resource
 import time
 
+from shared.bench_plot import add_plot_from_option, redraw
 from shared.benchmark import best_rate, format_rate
 from shared.benchmark import machine as shared_machine
 from shared.benchmark import rich_table as _table
@@ -242,6 +244,34 @@ def reference_ppo_sps(num_envs: int, updates: int) -> dict:
     return {"sps": config.batch_size / float(np.mean(times.per_update[1:])), "compile_s": float(times.per_update[0])}
 
 
+TARGET_X_REFERENCE = 50  # the issue's target: random-action steps/s, times the 2-process reference
+
+
+def plot_panels(results: dict) -> list:
+    """The saved run as scaling plots (shared/bench_plot.py): random play against the reference's
+    1 and 2 processes and the 50x target, and PPO's two points."""
+    from shared.bench_plot import Level, Panel, ppo_panels, series_from
+
+    rows = results["rows"]
+    reference = {row["backend"]: row["steps_per_s"] for row in rows if row["backend"].startswith("Python reference")}
+    two = reference["Python reference, 2 processes"]
+    random = [series_from("TCGJax, 1 process", [(row["batch"], row["steps_per_s"]) for row in rows
+                                                 if row["backend"] == "TCGJax (JAX)"]),
+              series_from("TCGJax, 2 processes (a core each)",
+                          [(row["batch"], row["steps_per_s"]) for row in rows if row.get("processes") == 2])]
+    levels = [Level(label, rate) for label, rate in reference.items()]
+    levels.append(Level(f"target: {TARGET_X_REFERENCE}x the 2-process reference", TARGET_X_REFERENCE * two, target=True))
+    panels = [Panel("random legal actions", "steps per second (one action of either player)",
+                    [s for s in random if s], levels)]
+    return panels + ppo_panels(results.get("ppo_rows", []))
+
+
+def save_plot(results: dict, path: Path) -> Path:
+    from shared.bench_plot import run_title, save_panels
+
+    return save_panels(path, plot_panels(results), run_title("TCGJax vs the Python reference", results))
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="batches 1 and 1024, 1.5 s per measurement")
@@ -253,7 +283,11 @@ def main(argv=None) -> int:
     parser.add_argument("--ppo-batch", type=int, default=1024, help="JAX PPO envs (reference PPO: 8 envs)")
     parser.add_argument("--out", default=os.path.join(os.environ.get("ENVPORT_BENCH_DIR", "bench-results"),
                                                       "tcgjax.json"))
+    add_plot_from_option(parser)
     args = parser.parse_args(argv)
+    if args.plot_from:
+        redraw(args.plot_from, save_plot)
+        return 0
     batches = args.batches or ([1, 1024] if args.quick else [1, 1024, 4096, 16384])
     seconds = args.seconds or (1.5 if args.quick else 4.0)
     if any(b < 1 for b in batches) or seconds <= 0:
@@ -311,9 +345,10 @@ def main(argv=None) -> int:
                   "up to the agent's next decision. Peak RSS is the bench process's.")
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps({"benchmark": "tcgjax", "seconds_per_measurement": seconds, "machine": machine(),
-                               "rows": rows, "ppo_updates": args.ppo_updates, "ppo_rows": ppo_rows}, indent=2))
-    console.print(f"wrote {out.resolve()}")
+    results = {"benchmark": "tcgjax", "seconds_per_measurement": seconds, "machine": machine(),
+               "rows": rows, "ppo_updates": args.ppo_updates, "ppo_rows": ppo_rows}
+    out.write_text(json.dumps(results, indent=2))
+    console.print(f"wrote {out.resolve()} and {save_plot(results, out.with_suffix('.png')).resolve()}")
     return 0
 
 
