@@ -4,12 +4,16 @@ shape, with numbers chosen here, so that every drawn value can be checked agains
 
 from __future__ import annotations
 
-import importlib
 import json
 
 import matplotlib
 import pytest
 
+from envs.emurust import bench as emurust_bench
+from envs.halfcheetah import bench as halfcheetah_bench
+from envs.pokejax import bench as pokejax_bench
+from envs.pong import bench as pong_bench
+from envs.tcgjax import bench as tcgjax_bench
 from shared.bench_plot import TARGET_COLOR, Level, Panel, Series, figure, save_panels, series_from
 
 matplotlib.use("Agg")
@@ -121,15 +125,15 @@ HALFCHEETAH = {"benchmark": "halfcheetah", "machine": {}, "measurements": [
 ]}
 
 
-def _drawn(module_name: str, results: dict):
+def _drawn(bench, results: dict):
     """Per panel title: {label: (x values, y values, is a target)} of what the bench draws from `results`."""
-    fig = figure(importlib.import_module(module_name).plot_panels(results), "t")
+    fig = figure(bench.plot_panels(results), "t")
     return {ax.get_title(): {label: (list(line.get_xdata()), list(line.get_ydata()), _is_target(line))
                              for label, line in _lines(ax).items()} for ax in fig.axes if ax.get_visible()}
 
 
 def test_pong_plot():
-    drawn = _drawn("envs.pong.bench", PONG)
+    drawn = _drawn(pong_bench, PONG)
     random, ppo = drawn["random actions"], drawn["PPO end to end (rollout + GAE + 4 epochs)"]
     assert random["C, 2 processes"][:2] == ([64], [5e7])  # batch 1 has no 2-process row
     assert random["JAX, whole loops"][:2] == ([1], [1.1e7])
@@ -139,7 +143,7 @@ def test_pong_plot():
 
 
 def test_tcgjax_plot():
-    drawn = _drawn("envs.tcgjax.bench", TCGJAX)["random legal actions"]
+    drawn = _drawn(tcgjax_bench, TCGJAX)["random legal actions"]
     assert drawn["TCGJax, 1 process"][:2] == ([1, 1024], [1700.0, 32000.0])
     assert drawn["TCGJax, 2 processes (a core each)"][:2] == ([2048], [47000.0])
     assert drawn["Python reference, 2 processes"][1] == [7000.0, 7000.0]
@@ -147,7 +151,7 @@ def test_tcgjax_plot():
 
 
 def test_pokejax_plot():
-    drawn = _drawn("envs.pokejax.bench", POKEJAX)
+    drawn = _drawn(pokejax_bench, POKEJAX)
     assert list(drawn) == ["random legal choices"]  # no PPO rows, no PPO panel
     drawn = drawn["random legal choices"]
     assert drawn["PokeJAX (sodium PRNG)"][:2] == ([1, 1024], [2500.0, 90000.0])
@@ -157,7 +161,7 @@ def test_pokejax_plot():
 
 
 def test_emurust_plot():
-    drawn = _drawn("envs.emurust.bench", EMURUST)
+    drawn = _drawn(emurust_bench, EMURUST)
     frames, steps = drawn["2048 play, frames, render off"], drawn["2048 play, env steps, render on"]
     assert frames["ours, GameBoyVec 2 threads"][:2] == ([1, 64], [2.5e4, 3.2e4])
     assert frames["PyBoy, 2 processes"][1] == [2e4, 2e4]
@@ -167,19 +171,19 @@ def test_emurust_plot():
 
 
 def test_halfcheetah_plot():
-    drawn = _drawn("envs.halfcheetah.bench", HALFCHEETAH)["random actions (frame_skip 5)"]
+    drawn = _drawn(halfcheetah_bench, HALFCHEETAH)["random actions (frame_skip 5)"]
     assert drawn["MJX f32"][:2] == ([1], [1000.0])  # the timed-out row is left out
     assert drawn["ours f32"][:2] == ([1, 64], [32000.0, 900000.0])
     assert drawn["MuJoCo C 1 thread"][:2] == ([1, 64], [25000.0, 30000.0])
 
 
-@pytest.mark.parametrize("module_name, results", [
-    ("envs.pong.bench", PONG), ("envs.tcgjax.bench", TCGJAX), ("envs.pokejax.bench", POKEJAX),
-    ("envs.emurust.bench", EMURUST), ("envs.halfcheetah.bench", HALFCHEETAH)])
-def test_plot_from_redraws_a_saved_run_without_measuring(module_name, results, tmp_path):
+@pytest.mark.parametrize("bench, results", [
+    (pong_bench, PONG), (tcgjax_bench, TCGJAX), (pokejax_bench, POKEJAX),
+    (emurust_bench, EMURUST), (halfcheetah_bench, HALFCHEETAH)], ids=["pong", "tcgjax", "pokejax", "emurust", "halfcheetah"])
+def test_plot_from_redraws_a_saved_run_without_measuring(bench, results, tmp_path):
     saved = tmp_path / "run.json"
     saved.write_text(json.dumps(results))
-    importlib.import_module(module_name).main(["--plot-from", str(saved)])
+    bench.main(["--plot-from", str(saved)])
     assert (tmp_path / "run.png").read_bytes()[:8] == PNG_MAGIC
 
 
@@ -187,9 +191,9 @@ def test_plot_from_a_file_that_is_not_a_saved_run_says_so(tmp_path):
     saved = tmp_path / "run.json"
     saved.write_text("{truncated")
     with pytest.raises(SystemExit, match="cannot read a saved run there"):
-        importlib.import_module("envs.pong.bench").main(["--plot-from", str(saved)])
+        pong_bench.main(["--plot-from", str(saved)])
     with pytest.raises(SystemExit, match="cannot read a saved run there"):
-        importlib.import_module("envs.pong.bench").main(["--plot-from", str(tmp_path / "missing.json")])
+        pong_bench.main(["--plot-from", str(tmp_path / "missing.json")])
     saved.write_text(json.dumps(PONG))
     with pytest.raises(SystemExit, match="not a saved run of this bench"):
-        importlib.import_module("envs.tcgjax.bench").main(["--plot-from", str(saved)])
+        tcgjax_bench.main(["--plot-from", str(saved)])
