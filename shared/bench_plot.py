@@ -71,6 +71,8 @@ def series_from(label: str, points: Sequence[tuple[int, float | None]], target: 
 
 
 TARGET_COLOR = "tab:red"  # targets only: a reader finds them by colour (and dash)
+# Measured series: matplotlib's default colours less the target's.
+SERIES_COLORS = ["tab:blue", "tab:orange", "tab:green", "tab:purple", "tab:pink", "tab:gray", "tab:brown"]
 # Levels that are not targets: told apart by colour and dash, none of them the series' solid lines.
 LEVEL_STYLES = [("0.25", ":"), ("tab:brown", "-."), ("tab:olive", (0, (5, 2, 1, 2, 1, 2))), ("tab:cyan", ":")]
 
@@ -99,11 +101,12 @@ def figure(panels: Sequence[Panel], title: str, columns: int = 4):
     fig, axes = plt.subplots(rows, columns, figsize=(5.2 * columns, 4.2 * rows), squeeze=False)
     for index, panel in enumerate(panels):
         ax = axes[index // columns][index % columns]
+        colors = iter(SERIES_COLORS * len(panel.series))
         for series in panel.series:
             if series.target:
                 ax.plot(series.batches, series.rates, linestyle="--", color=TARGET_COLOR, label=series.label)
             else:
-                ax.plot(series.batches, series.rates, marker="o", label=series.label)
+                ax.plot(series.batches, series.rates, marker="o", color=next(colors), label=series.label)
         references = iter(LEVEL_STYLES * len(panel.levels))
         for level in panel.levels:
             color, dash = (TARGET_COLOR, "--") if level.target else next(references)

@@ -40,6 +40,9 @@ def test_figure_draws_every_point_and_level_on_log_axes():
     assert lines["a"].get_linestyle() == "-" and not _is_target(lines["a"]) and _is_target(lines["goal"])
     assert list(lines["reference"].get_ydata()) == [300.0, 300.0] and not _is_target(lines["reference"])
     assert list(lines["target: 2x"].get_ydata()) == [600.0, 600.0] and _is_target(lines["target: 2x"])
+    panel = Panel("p", "y", [Series(f"s{i}", [1], [1.0 + i]) for i in range(8)])
+    assert not any(_is_target(line) or matplotlib.colors.same_color(line.get_color(), TARGET_COLOR)
+                   for line in figure([panel], "t").axes[0].get_lines())  # many series, none red
     styles = {(str(lines[name].get_color()), lines[name].get_linestyle()) for name in ("reference", "other reference")}
     assert len(styles) == 2  # two references drawn alike could not be told apart
     assert {text.get_text() for text in ax.get_legend().get_texts()} == {"a", "goal", "reference", "other reference",
