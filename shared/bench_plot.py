@@ -28,8 +28,8 @@ class Series:
 
 @dataclass(frozen=True)
 class Level:
-    """A rate that does not depend on the plot's batch axis: an unbatched reference (drawn solid) or a
-    target (drawn dashed, its label saying which)."""
+    """A rate that does not depend on the plot's batch axis: an unbatched reference (a dotted or
+    dash-dotted line, each in its own colour) or a target (dashed red, its label saying which)."""
 
     label: str
     rate: float
