@@ -162,6 +162,20 @@ def add_plot_from_option(parser) -> None:
                         help="measure nothing: redraw the plot of a saved run (written beside it, .png)")
 
 
+def plot_beside(results: dict, saved_run: Path, save_plot) -> str:
+    """After a measured run whose JSON is already at `saved_run`: draws its plot beside it and says
+    where. A plot that fails (a value the axes cannot show, a broken matplotlib) costs the picture, not
+    the run: the message says so and how to redraw, and the bench still exits 0 with its JSON."""
+    import sys
+
+    try:
+        return str(Path(save_plot(results, Path(saved_run).with_suffix(".png"))).resolve())
+    except Exception as error:  # noqa: BLE001 - any failure of the picture must leave the measured run usable
+        print(f"warning: the plot of {saved_run} was not drawn ({type(error).__name__}: {error}); "
+              f"the JSON is complete; redraw with --plot-from {saved_run}", file=sys.stderr)
+        return "no plot (see the warning above)"
+
+
 def redraw(saved_run: Path, save_plot) -> Path:
     """`--plot-from`: `save_plot(results, path)` of the run saved at `saved_run`, beside it."""
     import json

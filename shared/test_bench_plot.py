@@ -14,7 +14,7 @@ from envs.halfcheetah import bench as halfcheetah_bench
 from envs.pokejax import bench as pokejax_bench
 from envs.pong import bench as pong_bench
 from envs.tcgjax import bench as tcgjax_bench
-from shared.bench_plot import TARGET_COLOR, Level, Panel, Series, figure, save_panels, series_from
+from shared.bench_plot import TARGET_COLOR, Level, Panel, Series, figure, plot_beside, save_panels, series_from
 
 matplotlib.use("Agg")
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
@@ -200,3 +200,22 @@ def test_plot_from_a_file_that_is_not_a_saved_run_says_so(tmp_path):
     saved.write_text(json.dumps(PONG))
     with pytest.raises(SystemExit, match="not a saved run of this bench"):
         tcgjax_bench.main(["--plot-from", str(saved)])
+
+
+def test_plot_beside_a_measured_run_draws_it_next_to_the_json(tmp_path):
+    saved = tmp_path / "run.json"
+    saved.write_text(json.dumps(PONG))
+    where = plot_beside(PONG, saved, pong_bench.save_plot)
+    assert where == str((tmp_path / "run.png").resolve())
+    assert (tmp_path / "run.png").read_bytes()[:8] == PNG_MAGIC
+
+
+def test_a_failed_plot_costs_the_picture_not_the_measured_run(tmp_path, capsys):
+    saved = tmp_path / "run.json"
+    saved.write_text(json.dumps(PONG))
+    broken = {**PONG, "rows": [{**PONG["rows"][0], "jax_ppo_sps": -1.0}]}  # log axes cannot show it
+    where = plot_beside(broken, saved, pong_bench.save_plot)
+    warning = capsys.readouterr().err
+    assert where.startswith("no plot") and not (tmp_path / "run.png").exists()
+    assert "was not drawn" in warning and f"--plot-from {saved}" in warning
+    assert json.loads(saved.read_text()) == PONG

@@ -47,7 +47,7 @@ REPO = Path(__file__).resolve().parents[2]
 if str(REPO) not in sys.path:  # `python envs/emurust/bench.py` and the Pants pex alike
     sys.path.insert(0, str(REPO))
 
-from shared.bench_plot import add_plot_from_option, redraw  # noqa: E402
+from shared.bench_plot import add_plot_from_option, plot_beside, redraw  # noqa: E402
 from shared.benchmark import best_rate, format_rate, machine  # noqa: E402
 
 ROMS = REPO / "envs" / "emurust" / "data" / "roms"
@@ -469,7 +469,7 @@ def main(argv=None) -> None:
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(results, indent=2))
     if results["rows"]:
-        print(f"wrote {args.out} and {save_plot(results, args.out.with_suffix('.png'))}")
+        print(f"wrote {args.out} and {plot_beside(results, args.out, save_plot)}")
     else:
         print(f"wrote {args.out}")
 

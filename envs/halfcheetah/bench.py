@@ -54,7 +54,7 @@ import time
 
 import numpy as np
 
-from shared.bench_plot import add_plot_from_option, redraw
+from shared.bench_plot import add_plot_from_option, plot_beside, redraw
 from shared.benchmark import best_rate, format_rate, machine
 from shared.xla_cpu import whole_loops_for_children
 
@@ -485,7 +485,7 @@ def main(argv=None) -> int:
         "versions": versions(), "measurements": measurements, "ratios": summary,
         "wall_s": time.perf_counter() - started}
     out.write_text(json.dumps(saved, indent=2))
-    console.print(f"wrote {out.resolve()} and {save_plot(saved, out.with_suffix('.png')).resolve()}")
+    console.print(f"wrote {out.resolve()} and {plot_beside(saved, out, save_plot)}")
     return 0
 
 

@@ -51,7 +51,7 @@ import time
 
 import numpy as np
 
-from shared.bench_plot import add_plot_from_option, redraw
+from shared.bench_plot import add_plot_from_option, plot_beside, redraw
 from shared.benchmark import best_rate, call_in_whole_loops_process, format_rate
 from shared.benchmark import machine as shared_machine
 from shared.benchmark import rich_table as _table
@@ -404,7 +404,7 @@ def main(argv=None) -> int:
         "ppo_rows": ppo_rows,
     }
     out.write_text(json.dumps(results, indent=2))
-    console.print(f"wrote {out.resolve()} and {save_plot(results, out.with_suffix('.png')).resolve()}")
+    console.print(f"wrote {out.resolve()} and {plot_beside(results, out, save_plot)}")
     return 0
 
 

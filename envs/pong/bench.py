@@ -35,7 +35,7 @@ import time
 
 import numpy as np
 
-from shared.bench_plot import add_plot_from_option, redraw
+from shared.bench_plot import add_plot_from_option, plot_beside, redraw
 from shared.benchmark import best_rate, call_in_whole_loops_process, format_rate
 from shared.benchmark import machine as shared_machine
 
@@ -265,7 +265,7 @@ def main(argv=None) -> int:
     results = {"benchmark": "pong", "frameskip": args.frameskip, "seconds_per_measurement": seconds,
                "ppo_updates": args.ppo_updates, "machine": machine(), "rows": rows}
     out.write_text(json.dumps(results, indent=2))
-    console.print(f"wrote {out.resolve()} and {save_plot(results, out.with_suffix('.png')).resolve()}")
+    console.print(f"wrote {out.resolve()} and {plot_beside(results, out, save_plot)}")
     return 0
 
 
