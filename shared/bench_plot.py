@@ -42,7 +42,7 @@ class Panel:
     y_label: str
     series: Sequence[Series] = field(default_factory=tuple)
     levels: Sequence[Level] = field(default_factory=tuple)
-    x_label: str = "batch (envs stepped together)"
+    x_label: str = "batch (envs stepped together; K = 1,024)"
 
 
 def _check(panel: Panel) -> None:
@@ -84,6 +84,14 @@ def _short(value: float, _position=None) -> str:
     return f"{value:g}"
 
 
+def batch_label(value: float, _position=None) -> str:
+    """A batch on the x axis: whole multiples of 1,024 as K (16,384 is 16K), so that neighbouring
+    powers of two never print into each other; the axis label says K = 1,024."""
+    if value >= 1024 and value % 1024 == 0:
+        return f"{value / 1024:g}K"
+    return f"{value:g}"
+
+
 def figure(panels: Sequence[Panel], title: str, columns: int = 4):
     """The matplotlib Figure of `panels` (in a grid of at most `columns` per row)."""
     import matplotlib
@@ -113,7 +121,7 @@ def figure(panels: Sequence[Panel], title: str, columns: int = 4):
             ax.axhline(level.rate, color=color, linestyle=dash, linewidth=1.4, label=level.label)
         ax.set_xscale("log", base=2)
         ax.set_yscale("log")
-        ax.xaxis.set_major_formatter(FuncFormatter(lambda value, _: f"{value:,.0f}" if value >= 1 else f"{value:g}"))
+        ax.xaxis.set_major_formatter(FuncFormatter(batch_label))
         ax.yaxis.set_major_formatter(FuncFormatter(_short))
         low, high = ax.get_ylim()
         # Within about a decade there may be no power of ten to label: label the minor ticks too.

@@ -14,7 +14,17 @@ from envs.halfcheetah import bench as halfcheetah_bench
 from envs.pokejax import bench as pokejax_bench
 from envs.pong import bench as pong_bench
 from envs.tcgjax import bench as tcgjax_bench
-from shared.bench_plot import TARGET_COLOR, Level, Panel, Series, figure, plot_beside, save_panels, series_from
+from shared.bench_plot import (
+    TARGET_COLOR,
+    Level,
+    Panel,
+    Series,
+    batch_label,
+    figure,
+    plot_beside,
+    save_panels,
+    series_from,
+)
 
 matplotlib.use("Agg")
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
@@ -219,3 +229,35 @@ def test_a_failed_plot_costs_the_picture_not_the_measured_run(tmp_path, capsys):
     assert where.startswith("no plot") and not (tmp_path / "run.png").exists()
     assert "was not drawn" in warning and f"--plot-from {saved}" in warning
     assert json.loads(saved.read_text()) == PONG
+
+
+def test_pong_ppo_rows_time_at_least_the_minimum_of_agent_steps():
+    assert pong_bench.MIN_PPO_SAMPLES == 16_384
+    assert pong_bench.ppo_updates_for(1, 3) == 128  # one env: 128 steps per update
+    assert pong_bench.ppo_updates_for(64, 3) == 3  # 8,192 per update: 3 updates already time 24,576
+    assert pong_bench.ppo_updates_for(16384, 5) == 5
+
+
+def test_pong_ppo_keeps_the_faster_xla_setting_for_each_side(monkeypatch):
+    def measure(num_envs, updates, frameskip):
+        return 100.0, 1.0
+
+    monkeypatch.setattr(pong_bench, "call_in_whole_loops_process", lambda function, args: ("ok", (150.0, 2.0)))
+    faster = pong_bench.ppo_both_ways(measure, 1, 128, 1)
+    assert (faster["best"], faster["best_is_whole_loops"], faster["default"]) == (150.0, True, 100.0)
+    monkeypatch.setattr(pong_bench, "call_in_whole_loops_process", lambda function, args: ("ok", (60.0, 2.0)))
+    assert pong_bench.ppo_both_ways(measure, 64, 3, 1)["best"] == 100.0
+    monkeypatch.setattr(pong_bench, "call_in_whole_loops_process", lambda function, args: ("error", "died"))
+    failed = pong_bench.ppo_both_ways(measure, 64, 3, 1)
+    assert (failed["best"], failed["whole_loops"], failed["whole_loops_status"]) == (100.0, None, "died")
+    row = {"jax_ppo_sps": 150.0, "jax_ppo_best_is_whole_loops": True, "c_ppo_sps": 100.0}
+    assert pong_bench._ppo_cell(row, "jax").endswith("*") and not pong_bench._ppo_cell(row, "c").endswith("*")
+
+
+def test_batches_are_labelled_short_enough_not_to_collide():
+    assert [batch_label(b) for b in (1, 4, 256, 1024, 2048, 16384, 65536)] == ["1", "4", "256", "1K", "2K", "16K", "64K"]
+    assert batch_label(1000) == "1000" and batch_label(0.5) == "0.5"
+    fig = figure([Panel("p", "r", [Series("a", [1, 16384, 65536], [1.0, 2.0, 3.0])])], "t")
+    fig.canvas.draw()
+    shown = {label.get_text() for label in fig.axes[0].get_xticklabels()}
+    assert {"16K", "64K"} <= shown and "K = 1,024" in fig.axes[0].get_xlabel()
