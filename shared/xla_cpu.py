@@ -9,9 +9,10 @@ single function called once (XLA's SmallWhileLoopHoistingPass). Raising the thre
 whole small-batch rollout one such function: HalfCheetah at batch 1 ran 3.3K -> 26K env steps/s
 (measured 2026-12-01 on this 2-core VM). At large batches the hoisted loop gives up XLA's running
 of independent kernels on several threads (a hoisted loop runs on one core) and can be slower;
-loops holding custom calls (LAPACK), scatters or sorts are never hoisted. It is for rollouts, not
-training loops: Pong's PPO `make_train` ran 40% slower with it (the update's matrix products then
-run single-threaded). So benchmarks measure both settings and keep the faster.
+loops holding custom calls (LAPACK), scatters or sorts are never hoisted. Training loops gain only
+when tiny: Pong's PPO `make_train` ran 20% faster with it at one env but 45% slower at 64 envs (the
+update's matrix products then run single-threaded; 2026-12-03, AMD EPYC VM). So benchmarks measure
+both settings and keep the faster.
 
 The option is read when a program is compiled, from the XLA_FLAGS of the process at the moment
 JAX starts its CPU backend: set it before the first JAX computation, or in a child's environment.

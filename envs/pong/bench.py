@@ -1,6 +1,6 @@
 """Pong benchmark: PufferLib's C Pong against the JAX translation, measured side by side in one run.
 
-    ./pants run envs/pong:bench                   # full table (about 5 minutes on 2 cores)
+    ./pants run envs/pong:bench                   # full table (about 6 minutes on 2 cores)
     ./pants run envs/pong:bench -- --quick        # smaller batches, shorter timings
     ./pants run envs/pong:bench -- --out FILE     # where the JSON goes (default bench-results/pong.json)
     ./pants run envs/pong:bench -- --plot-from FILE.json   # redraw a saved run's plot, measure nothing
@@ -12,7 +12,8 @@ lax.scan, actions drawn inside the scan), under XLA's default settings in this p
 whole loops compiled as one function (shared/xla_cpu.py) in a spawned one: the faster counts; then
 PPO end to end (rollout + GAE + 4 epochs of
 minibatch updates, same network and losses) on the JAX env with make_train and on the C env with
-the host loop. Compile time is its own column and is not in any SPS figure. Each random-action
+the host loop, each under both XLA settings too (the faster counts, for each side alike), each timed
+over at least MIN_PPO_SAMPLES agent steps. Compile time is its own column and is not in any SPS figure. Each random-action
 figure is the best of three timing windows (same rule for both backends). Ratios are JAX / C
 from this run. This is a benchmark, not a test: nothing here asserts a speed.
 """
@@ -128,6 +129,18 @@ def ppo_settings(num_envs: int):
                                      total_timesteps=num_envs * num_steps * updates, num_minibatches=4)
 
 
+# Agent steps per timed PPO run, at least. At one env, 3 updates are 384 steps, 17 ms of make_train:
+# two runs of 2026-12-03 on one VM put JAX at 22.4K and 34.6K agent steps/s that way (8.0x and
+# 14.4x C); 16,384 steps time about 0.5 s of JAX and several seconds of C.
+MIN_PPO_SAMPLES = 16_384
+
+
+def ppo_updates_for(num_envs: int, requested: int) -> int:
+    """`requested` updates, or more where fewer would time under MIN_PPO_SAMPLES agent steps."""
+    per_update = ppo_settings(num_envs)(1).batch_size
+    return max(requested, -(-MIN_PPO_SAMPLES // per_update))
+
+
 def jax_ppo_sps(num_envs: int, updates: int, frameskip: int) -> tuple[float, float]:
     from envs.pong.jax.env import env_spec
     from envs.pong.params import PongConfig
@@ -149,6 +162,20 @@ def c_ppo_sps(num_envs: int, updates: int, frameskip: int) -> tuple[float, float
     return config.batch_size / float(np.mean(times.per_update[1:])), times.per_update[0]
 
 
+def ppo_both_ways(measure, num_envs: int, updates: int, frameskip: int) -> dict:
+    """`measure` (jax_ppo_sps or c_ppo_sps) under XLA's default here and with whole loops in a spawned
+    process. Whole loops make small programs faster and the update's matrix products single-threaded
+    (make_train at 1 env: 34.6K -> 41.0K agent steps/s; at 64 envs: 82.9K -> 45.9K), so, as for random
+    actions, both are measured and the faster counts; the host loop's jitted policy and update get the
+    same choice."""
+    default, default_compile = measure(num_envs, updates, frameskip)
+    kind, value = call_in_whole_loops_process(measure, (num_envs, updates, frameskip))
+    whole, whole_compile = value if kind == "ok" else (None, None)
+    return {"default": default, "default_compile_s": default_compile, "whole_loops": whole,
+            "whole_loops_compile_s": whole_compile, "whole_loops_status": "ok" if kind == "ok" else value,
+            "best": max(default, whole or 0.0), "best_is_whole_loops": bool(whole and whole > default)}
+
+
 
 
 def machine() -> dict:
@@ -158,6 +185,11 @@ def machine() -> dict:
             "jax_devices": [str(d) for d in jax.devices()]}
 
 
+
+
+def _ppo_cell(row: dict, side: str) -> str:
+    rate = format_rate(row.get(f"{side}_ppo_sps"))
+    return rate + "*" if row.get(f"{side}_ppo_best_is_whole_loops") else rate
 
 
 def plot_panels(results: dict) -> list:
@@ -198,7 +230,9 @@ def main(argv=None) -> int:
     parser.add_argument("--quick", action="store_true", help="batches 1, 64, 1024 and 1 s per measurement")
     parser.add_argument("--batches", type=lambda s: [int(x) for x in s.split(",")], default=None)
     parser.add_argument("--seconds", type=float, default=None, help="time per random-action measurement")
-    parser.add_argument("--ppo-updates", type=int, default=3)
+    parser.add_argument("--ppo-updates", type=int, default=3,
+                        help="PPO updates per PPO row, at least (more where they would time under "
+                             f"{MIN_PPO_SAMPLES:,} agent steps)")
     parser.add_argument("--frameskip", type=int, default=1)
     parser.add_argument("--skip-ppo", action="store_true")
     parser.add_argument("--out", default=os.path.join(os.environ.get("ENVPORT_BENCH_DIR", "bench-results"), "pong.json"))
@@ -215,7 +249,8 @@ def main(argv=None) -> int:
 
     console = Console(width=None if sys.stdout.isatty() else 150)
     console.print(f"[bold]Pong benchmark[/bold]: frameskip {args.frameskip}, batches {batches}, "
-                  f"{seconds:.1f} s per random-action measurement, {args.ppo_updates} PPO updates per PPO row")
+                  f"{seconds:.1f} s per random-action measurement, at least {args.ppo_updates} PPO updates "
+                  f"and {MIN_PPO_SAMPLES:,} agent steps per PPO row")
     rows = []
     for batch in batches:
         with console.status(f"batch {batch}: C random actions"):
@@ -233,12 +268,23 @@ def main(argv=None) -> int:
                "jax_random_sps_whole_loops": jx_whole, "jax_random_whole_loops_compile_s": jx_whole_compile,
                "jax_random_whole_loops_status": whole_status, "random_ratio_vs_c_best": jx / max(c1, c2 or 0.0)}
         if not args.skip_ppo:
-            with console.status(f"batch {batch}: PPO on the JAX env"):
-                jp, jp_compile = jax_ppo_sps(batch, args.ppo_updates, args.frameskip)
-            with console.status(f"batch {batch}: PPO on the C env (host loop)"):
-                cp, cp_compile = c_ppo_sps(batch, args.ppo_updates, args.frameskip)
-            row.update({"jax_ppo_sps": jp, "jax_ppo_compile_s": jp_compile, "c_ppo_sps": cp,
-                        "c_ppo_first_update_s": cp_compile, "ppo_ratio": jp / cp,
+            updates = ppo_updates_for(batch, args.ppo_updates)
+            with console.status(f"batch {batch}: PPO on the JAX env ({updates} updates, both XLA settings)"):
+                jp = ppo_both_ways(jax_ppo_sps, batch, updates, args.frameskip)
+            with console.status(f"batch {batch}: PPO on the C env, host loop ({updates} updates, both XLA settings)"):
+                cp = ppo_both_ways(c_ppo_sps, batch, updates, args.frameskip)
+            for side, measured in (("JAX", jp), ("C", cp)):
+                if measured["whole_loops_status"] != "ok":
+                    console.print(f"[yellow]batch {batch}: PPO on {side} with whole loops failed: "
+                                  f"{measured['whole_loops_status']}[/yellow]")
+            row.update({"jax_ppo_sps": jp["best"], "jax_ppo_compile_s": jp["default_compile_s"],
+                        "jax_ppo_sps_default": jp["default"], "jax_ppo_sps_whole_loops": jp["whole_loops"],
+                        "jax_ppo_whole_loops_compile_s": jp["whole_loops_compile_s"],
+                        "jax_ppo_best_is_whole_loops": jp["best_is_whole_loops"],
+                        "c_ppo_sps": cp["best"], "c_ppo_first_update_s": cp["default_compile_s"],
+                        "c_ppo_sps_default": cp["default"], "c_ppo_sps_whole_loops": cp["whole_loops"],
+                        "c_ppo_best_is_whole_loops": cp["best_is_whole_loops"],
+                        "ppo_ratio": jp["best"] / cp["best"], "ppo_updates": updates,
                         "ppo_batch": ppo_settings(batch)(1).batch_size})
         rows.append(row)
         console.print(f"  batch {batch}: done")
@@ -252,14 +298,15 @@ def main(argv=None) -> int:
             str(row["batch"]), format_rate(row["c_random_sps_1proc"]), format_rate(row["c_random_sps_2proc"]),
             format_rate(row["jax_random_sps_default"]), format_rate(row["jax_random_sps_whole_loops"]),
             f"{row['random_ratio_vs_c_best']:.2f}x", f"{row['jax_random_compile_s']:.1f}",
-            format_rate(row.get("jax_ppo_sps")), format_rate(row.get("c_ppo_sps")),
+            _ppo_cell(row, "jax"), _ppo_cell(row, "c"),
             f"{row['ppo_ratio']:.1f}x" if "ppo_ratio" in row else "n/a",
             f"{row['jax_ppo_compile_s']:.1f}" if "jax_ppo_compile_s" in row else "n/a",
         )
     console.print(table)
     console.print("SPS = env steps per second. JAX/C divides the faster JAX column by the faster C column "
                   "(whole loops: shared/xla_cpu.py, in its own process). "
-                  "PPO: rollout + GAE + 4 epochs x 4 minibatches, same network (64x64 tanh), compile excluded.")
+                  "PPO: rollout + GAE + 4 epochs x 4 minibatches, same network (64x64 tanh), compile excluded, "
+                  f"at least {MIN_PPO_SAMPLES:,} agent steps timed; * = with whole loops, the faster setting there.")
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
     results = {"benchmark": "pong", "frameskip": args.frameskip, "seconds_per_measurement": seconds,
