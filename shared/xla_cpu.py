@@ -10,7 +10,7 @@ whole small-batch rollout one such function: HalfCheetah at batch 1 ran 3.3K -> 
 (measured 2026-12-01 on this 2-core VM). At large batches the hoisted loop gives up XLA's running
 of independent kernels on several threads (a hoisted loop runs on one core) and can be slower;
 loops holding custom calls (LAPACK), scatters or sorts are never hoisted. Training loops gain only
-when tiny: Pong's PPO `make_train` ran 20% faster with it at one env but 45% slower at 64 envs (the
+when tiny: Pong's PPO `make_train` ran 1.2-2x faster with it at one env but 35-45% slower at 64 envs (the
 update's matrix products then run single-threaded; 2026-12-03, AMD EPYC VM). So benchmarks measure
 both settings and keep the faster.
 
