@@ -16,6 +16,7 @@ random actions from seeded generators), and the translation against them.
 Figures go to $ENVPORT_L3_OUT/halfcheetah_l3.json (default: the system temp folder).
 """
 
+import functools
 import json
 import os
 import tempfile
@@ -63,16 +64,29 @@ def reference():
     return {"qpos": qpos, "qvel": qvel, "actions": actions, "obs": obs, "rewards": rewards}
 
 
-def _ours_one_step(params, qpos, qvel, actions, chunk=10_000):
-    def one(q, v, a):
-        obs, _, reward, _, _ = env.step_no_reset(env.state_from_qpos_qvel(q, v, params), a, params)
-        return obs, reward
+# One compiled program per dtype serves every test here: a batch of CHUNK states stepped once.
+# The one-step tests feed it MuJoCo's states CHUNK at a time; the free-running test feeds it its own
+# qpos and qvel back (the state's step count does not enter the physics). At batch 100 XLA compiles
+# it in about half the time it takes at batch 10,000 (13 against 27 s on 2 cores), and the 1,000
+# calls over 100,000 states cost under 10 s.
+CHUNK = EPISODES
 
-    step = jax.jit(jax.vmap(one))
+
+@functools.cache
+def _ours_step(params):
+    def one(qpos, qvel, action):
+        obs, state, reward, _, _ = env.step_no_reset(env.state_from_qpos_qvel(qpos, qvel, params), action, params)
+        return obs, reward, state.qpos, state.qvel
+
+    return jax.jit(jax.vmap(one))
+
+
+def _ours_one_step(params, qpos, qvel, actions):
+    step = _ours_step(params)
     out_obs, out_rew = [], []
-    for start in range(0, len(qpos), chunk):
-        sl = slice(start, start + chunk)
-        o, r = step(qpos[sl], qvel[sl], actions[sl])
+    for start in range(0, len(qpos), CHUNK):
+        sl = slice(start, start + CHUNK)
+        o, r, _, _ = step(qpos[sl], qvel[sl], actions[sl])
         out_obs.append(np.asarray(o, np.float64))
         out_rew.append(np.asarray(r, np.float64))
     return np.concatenate(out_obs), np.concatenate(out_rew)
@@ -161,11 +175,10 @@ def test_l3b_free_running_divergence_no_faster_than_mjx(reference):
     actions = reference["actions"][:, :FREE_STEPS]
     target = reference["obs"][:, :FREE_STEPS]
 
-    ours_step = jax.jit(jax.vmap(lambda s, a: env.step_no_reset(s, a, F64)[:2]))
-    state = jax.vmap(lambda q, v: env.state_from_qpos_qvel(q, v, F64))(qpos0, qvel0)
+    ours_step, qpos, qvel = _ours_step(F64), qpos0, qvel0
     ours = np.zeros_like(target)
     for t in range(FREE_STEPS):
-        obs, state = ours_step(state, actions[:, t])
+        obs, _, qpos, qvel = ours_step(qpos, qvel, actions[:, t])
         ours[:, t] = np.asarray(obs)
 
     mjx_step = mjx_ref.make_batched_step("float64")

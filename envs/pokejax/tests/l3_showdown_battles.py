@@ -61,3 +61,29 @@ def test_a_one_point_hp_difference_is_caught(showdown, monkeypatch):
     assert "diverged at turn" in report and "Showdown's log of that turn" in report
     assert "p2 slot 1" in report and " hp: showdown " in report, report
     assert f"--first {caught.value.result['battle']} --battles 1" in report
+
+
+def test_the_state_reaches_the_host_unchanged():
+    """The comparison reads the JAX state through one packed transfer (l3_battles._to_host): every
+    dtype the engine uses comes back with its dtype, shape and bits, extremes and sign included."""
+    import jax
+    import jax.numpy as jnp
+    import numpy as np
+
+    state = {
+        "flag": jnp.array([[True, False], [False, True]]),
+        "small": jnp.array([-128, 127, -1], jnp.int8),
+        "medium": jnp.array([-32768, 32767], jnp.int16),
+        "byte": jnp.array([0, 255], jnp.uint8),
+        "word": jnp.array([-(2**31), 2**31 - 1, -7], jnp.int32),
+        "rng": jnp.array([0, 2**32 - 1, 0x80000001], jnp.uint32),
+        "scalar": jnp.int32(-5),
+        "real": jnp.array([-0.0, 1.5e-45, jnp.inf], jnp.float32),
+    }
+    got, expected = l3_battles._to_host(state), jax.device_get(state)
+    for name, value in expected.items():
+        assert got[name].dtype == value.dtype and got[name].shape == np.shape(value), name
+        bits = [np.atleast_1d(v).view(np.uint8) for v in (got[name], value)]
+        np.testing.assert_array_equal(*bits, err_msg=name)
+    with pytest.raises(TypeError, match="float16"):
+        l3_battles._to_host({"half": jnp.zeros(2, jnp.float16)})
