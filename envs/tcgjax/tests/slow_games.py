@@ -2,7 +2,7 @@
 split into parts of equal size. Each part has its own test file, `l3_slow_part<k>.py`, only so
 that Pants runs the parts side by side (one pytest process per file): a single file played all
 100,000 games in one process, on about one core whatever the machine. One part is 25,000 games:
-4,000-4,430 s with two parts at a time on this 2-core VM (2026-12-03; README)."""
+2,320-2,380 s with two parts at a time on this 2-core VM (2026-12-03; README)."""
 
 from __future__ import annotations
 
