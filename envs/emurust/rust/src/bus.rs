@@ -54,12 +54,12 @@ pub struct Bus {
     /// PyBoy 2.8.1 compatibility (configuration): I/O reads of LY/STAT and DIV see the value at
     /// the moment PyBoy reads them (see `pyboy_read_offsets`).
     pub pyboy: bool,
-    /// PyBoy mode: bus cycle at which the current instruction started, and the offsets (T-cycles
-    /// after that start) at which PyBoy samples the LCD and the timer for its data read.
+    /// PyBoy mode: bus cycle at which the current instruction started (PyBoy samples the LCD and
+    /// the timer for its data read at offsets after it, see `pyboy_read_offsets`).
     pyboy_instr_start: u64,
-    pyboy_offsets: (u8, u8),
-    /// PyBoy mode: the current instruction's opcode, and where PyBoy's LCD clock restarted from 0
-    /// when the LCD was last switched off (see `pyboy_write_offset`).
+    /// PyBoy mode: the current instruction's opcode (its read and write offsets are looked up
+    /// only on the rare reads and writes that need them), and where PyBoy's LCD clock restarted
+    /// from 0 when the LCD was last switched off (see `pyboy_write_offset`).
     pyboy_opcode: u8,
     pyboy_lcd_off_at: u64,
 }
@@ -120,7 +120,6 @@ impl Bus {
             dma_busy_len: 0,
             pyboy: false,
             pyboy_instr_start: 0,
-            pyboy_offsets: (0, 0),
             pyboy_opcode: 0,
             pyboy_lcd_off_at: 0,
         };
@@ -142,6 +141,9 @@ impl Bus {
     fn handle_events(&mut self) {
         if self.dma.is_active() {
             self.sync_dma();
+        }
+        if self.dma_busy_len != 0 && self.cycles >= self.dma_busy.1 {
+            self.set_dma_busy((0, 0));
         }
         if self.cycles >= self.ppu_event {
             self.sync_ppu();
@@ -251,10 +253,11 @@ impl Bus {
         self.read_slow(addr)
     }
 
-    /// `dma_busy.0 <= cycles < dma_busy.1`, in one comparison.
+    /// `dma_busy.0 <= cycles < dma_busy.1`, in one comparison, after a test of the empty window
+    /// that every access outside a transfer stops at (`handle_events` empties it once it is over).
     #[inline(always)]
     fn in_dma_window(&self) -> bool {
-        self.cycles.wrapping_sub(self.dma_busy.0) < self.dma_busy_len
+        self.dma_busy_len != 0 && self.cycles.wrapping_sub(self.dma_busy.0) < self.dma_busy_len
     }
 
     fn set_dma_busy(&mut self, window: (u64, u64)) {
@@ -326,7 +329,7 @@ impl Bus {
             0xFF04..=0xFF07 => {
                 self.sync_timer();
                 if self.pyboy && addr == 0xFF04 {
-                    let lag = self.pyboy_lag(self.pyboy_offsets.1);
+                    let lag = self.pyboy_lag(pyboy_read_offsets(self.pyboy_opcode).1);
                     return (self.timer.counter.wrapping_sub(lag as u16) >> 8) as u8;
                 }
                 self.timer.read(addr)
@@ -340,7 +343,7 @@ impl Bus {
             0xFF40..=0xFF4B => {
                 self.sync_ppu();
                 if self.pyboy {
-                    let lag = self.pyboy_lag(self.pyboy_offsets.0);
+                    let lag = self.pyboy_lag(pyboy_read_offsets(self.pyboy_opcode).0);
                     return self.ppu.read_register_ago(addr, lag);
                 }
                 self.ppu.read_register(addr)
@@ -578,7 +581,6 @@ impl CpuBus for Bus {
     #[inline]
     fn pyboy_opcode_fetched(&mut self, opcode: u8) {
         self.pyboy_instr_start = self.cycles - 4;
-        self.pyboy_offsets = pyboy_read_offsets(opcode);
         self.pyboy_opcode = opcode;
     }
 }

@@ -96,9 +96,8 @@ pub struct Cartridge {
     mode: u8,
     rtc: Option<Rtc>,
     /// Byte offsets in `rom` of the banks mapped at 0x0000 and 0x4000 (kept in step with the
-    /// bank registers, so a read is one add).
-    low_offset: usize,
-    high_offset: usize,
+    /// bank registers, so a read is one add). Always `bank * 0x4000` with `bank < rom_banks()`.
+    bank_offsets: [usize; 2],
 }
 
 fn header_checksum(rom: &[u8]) -> u8 {
@@ -190,8 +189,8 @@ impl Cartridge {
             ram_bank: 0,
             mode: 0,
             rtc: has_rtc.then(Rtc::default),
-            low_offset: 0,
-            high_offset: 0x4000,
+            // Banks 0 and 1: a ROM has at least two (checked above).
+            bank_offsets: [0, 0x4000],
         })
     }
 
@@ -203,18 +202,22 @@ impl Cartridge {
         self.rom.len() / 0x4000
     }
 
-    #[inline]
+    #[inline(always)]
     pub fn read_rom(&self, addr: u16) -> u8 {
-        if addr < 0x4000 {
-            self.rom[self.low_offset + addr as usize]
-        } else {
-            self.rom[self.high_offset + (addr as usize - 0x4000)]
-        }
+        let index = self.bank_offsets[(addr as usize >> 14) & 1] + (addr as usize & 0x3FFF);
+        debug_assert!(index < self.rom.len());
+        // SAFETY: `index < rom.len()`. A bank offset is `bank * 0x4000` with `bank < rom_banks()`
+        // (`bank_for` reduces modulo the bank count; the constructor's banks 0 and 1 exist in any
+        // ROM it accepts) and the ROM is a whole number of banks (`0x8000 << size code` bytes,
+        // checked in `from_rom`; `rom` is never resized), so `offset + 0x3FFF < rom.len()`.
+        unsafe { *self.rom.get_unchecked(index) }
     }
 
     fn update_offsets(&mut self) {
-        self.low_offset = self.bank_for(0x0000) * 0x4000;
-        self.high_offset = self.bank_for(0x4000) * 0x4000;
+        self.bank_offsets = [
+            self.bank_for(0x0000) * 0x4000,
+            self.bank_for(0x4000) * 0x4000,
+        ];
     }
 
     fn bank_for(&self, addr: u16) -> usize {

@@ -244,25 +244,27 @@ impl Cpu {
         // Fast path: no lock, HALT, HALT bug or pending EI; the same steps as `step_slow` takes
         // with those flags clear.
         if !(self.locked | self.halted | self.halt_bug | self.ei_pending) {
-            if self.pyboy {
+            let opcode = if self.pyboy {
                 // `step_pyboy` with those flags clear and no interrupt to take at this boundary.
-                if !(self.ime && bus.pending_interrupts() != 0) {
-                    let opcode = self.fetch(bus);
-                    bus.pyboy_opcode_fetched(opcode);
-                    self.execute(bus, opcode);
-                    self.di_executed = false;
+                if self.ime && bus.pending_interrupts() != 0 {
+                    return self.step_slow(bus);
+                }
+                let opcode = self.fetch(bus);
+                bus.pyboy_opcode_fetched(opcode);
+                opcode
+            } else {
+                let opcode = self.fetch(bus);
+                if self.ime && bus.pending_interrupts() != 0 {
+                    // The fetch was the dispatch's first cycle; PC stays on the discarded opcode.
+                    self.pc = self.pc.wrapping_sub(1);
+                    self.dispatch_interrupt(bus);
                     return;
                 }
-                return self.step_slow(bus);
-            }
-            let opcode = self.fetch(bus);
-            if self.ime && bus.pending_interrupts() != 0 {
-                // The fetch was the dispatch's first cycle; PC stays on the discarded opcode.
-                self.pc = self.pc.wrapping_sub(1);
-                self.dispatch_interrupt(bus);
-                return;
-            }
-            self.execute(bus, opcode);
+                opcode
+            };
+            // The one call site where the dispatch is inlined: the frame loop then keeps its
+            // registers across instructions instead of a call's saves and restores per opcode.
+            self.execute_inline(bus, opcode);
             self.di_executed = false;
             return;
         }
@@ -538,9 +540,16 @@ impl Cpu {
         sp.wrapping_add(offset)
     }
 
+    /// `execute_inline` as a call, for the rare paths (interrupts, HALT, EI): one copy of the
+    /// dispatch serves them all.
+    fn execute<B: CpuBus>(&mut self, bus: &mut B, op: u8) {
+        self.execute_inline(bus, op);
+    }
+
     /// Runs one opcode through a body specialised for it (the match below has one arm per opcode,
     /// each a copy of `execute_op` with the opcode's register fields known at compile time).
-    fn execute<B: CpuBus>(&mut self, bus: &mut B, op: u8) {
+    #[inline(always)]
+    fn execute_inline<B: CpuBus>(&mut self, bus: &mut B, op: u8) {
         macro_rules! dispatch {
             ($($n:literal)*) => {
                 match op {
