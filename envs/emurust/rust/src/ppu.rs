@@ -983,38 +983,35 @@ impl Ppu {
         }
         let (obj, any_obj) = self.object_line(line);
         let (bgp, obp0, obp1) = (self.bgp, self.obp0, self.obp1);
-        if !any_obj {
-            // No object pixel on this line: only the background palette applies, so the tiles are
-            // drawn as shades straight away (four pixels per lookup).
+        // Without object pixels on the line only the background palette applies, so the tiles are
+        // drawn as shades straight away (four pixels per lookup); otherwise as color numbers.
+        let mut bg = [0u8; SCREEN_WIDTH];
+        let window = if any_obj {
+            self.background_line(
+                |lo, hi| u64::from_le_bytes(tile_row_colors(lo, hi)),
+                0,
+                &mut bg,
+            )
+        } else {
             if self.shade_lut_palette != bgp as u16 {
                 self.shade_lut = shade_lut(bgp);
                 self.shade_lut_palette = bgp as u16;
             }
             let lut = &self.shade_lut;
-            let mut shades = [0u8; SCREEN_WIDTH];
-            let window = self.background_line(
-                |lo, hi| {
-                    let left = lut[((lo >> 4) | (hi & 0xF0)) as usize];
-                    let right = lut[((lo & 0x0F) | (hi << 4)) as usize];
-                    left as u64 | (right as u64) << 32
-                },
-                bgp & 3,
-                &mut shades,
-            );
-            self.back[line * SCREEN_WIDTH..(line + 1) * SCREEN_WIDTH].copy_from_slice(&shades);
-            if window {
-                self.window_line = self.window_line.wrapping_add(1);
-            }
-            return;
-        }
-        let mut bg = [0u8; SCREEN_WIDTH];
-        let window = self.background_line(
-            |lo, hi| u64::from_le_bytes(tile_row_colors(lo, hi)),
-            0,
-            &mut bg,
-        );
+            let shades = |lo: u8, hi: u8| {
+                let left = lut[((lo >> 4) | (hi & 0xF0)) as usize];
+                let right = lut[((lo & 0x0F) | (hi << 4)) as usize];
+                left as u64 | (right as u64) << 32
+            };
+            self.background_line(shades, bgp & 3, &mut bg)
+        };
         if window {
+            // The fetcher ran the window on this line (also with LCDC.0 clear on DMG).
             self.window_line = self.window_line.wrapping_add(1);
+        }
+        if !any_obj {
+            self.back[line * SCREEN_WIDTH..(line + 1) * SCREEN_WIDTH].copy_from_slice(&bg);
+            return;
         }
         let out = &mut self.back[line * SCREEN_WIDTH..(line + 1) * SCREEN_WIDTH];
         for x in 0..SCREEN_WIDTH {
@@ -1114,31 +1111,28 @@ impl Ppu {
 
         let window = self.window_visible();
         if window && bg_enabled {
-            {
-                let map = if self.lcdc & LCDC_WIN_MAP != 0 {
-                    0x1C00
-                } else {
-                    0x1800
-                };
-                let wline = self.window_line as usize;
-                let map_row = map + (wline / 8) * 32;
-                let tile_row = wline & 7;
-                // Screen pixel x shows window column x - (WX - 7). As for the background, draw
-                // whole tiles from the first visible one (WX < 7 starts inside tile 0), then copy.
-                let start = self.wx as i32 - 7;
-                let first = start.max(0) as usize;
-                let skip = (first as i32 - start) as usize; // 0..=6
-                let width = SCREEN_WIDTH - first;
-                let mut strip = [0u8; 21 * 8];
-                let tiles = (skip + width).div_ceil(8);
-                for (i, chunk) in strip.chunks_exact_mut(8).take(tiles).enumerate() {
-                    let (lo, hi) = self.bg_tile_row(self.vram[map_row + i], tile_row);
-                    chunk.copy_from_slice(&tile_pixels(lo, hi).to_le_bytes());
-                }
-                bg[first..].copy_from_slice(&strip[skip..skip + width]);
+            let map = if self.lcdc & LCDC_WIN_MAP != 0 {
+                0x1C00
+            } else {
+                0x1800
+            };
+            let wline = self.window_line as usize;
+            let map_row = map + (wline / 8) * 32;
+            let tile_row = wline & 7;
+            // Screen pixel x shows window column x - (WX - 7). As for the background, draw
+            // whole tiles from the first visible one (WX < 7 starts inside tile 0), then copy.
+            let start = self.wx as i32 - 7;
+            let first = start.max(0) as usize;
+            let skip = (first as i32 - start) as usize; // 0..=6
+            let width = SCREEN_WIDTH - first;
+            let mut strip = [0u8; 21 * 8];
+            let tiles = (skip + width).div_ceil(8);
+            for (i, chunk) in strip.chunks_exact_mut(8).take(tiles).enumerate() {
+                let (lo, hi) = self.bg_tile_row(self.vram[map_row + i], tile_row);
+                chunk.copy_from_slice(&tile_pixels(lo, hi).to_le_bytes());
             }
+            bg[first..].copy_from_slice(&strip[skip..skip + width]);
         }
-        // The fetcher ran the window on this line (also with LCDC.0 clear on DMG).
         window
     }
 
