@@ -54,14 +54,33 @@ pub struct Bus {
     /// PyBoy 2.8.1 compatibility (configuration): I/O reads of LY/STAT and DIV see the value at
     /// the moment PyBoy reads them (see `pyboy_read_offsets`).
     pub pyboy: bool,
-    /// PyBoy mode: bus cycle at which the current instruction started (PyBoy samples the LCD and
-    /// the timer for its data read at offsets after it, see `pyboy_read_offsets`).
-    pyboy_instr_start: u64,
+    /// PyBoy mode: bus cycle at the end of the current instruction's opcode fetch, its first
+    /// M-cycle (PyBoy samples the LCD and the timer for its data read at offsets after the
+    /// instruction's start, see `pyboy_read_offsets`). Stored as it is at the fetch, the one
+    /// store per instruction this mode costs.
+    pyboy_fetch_end: u64,
     /// PyBoy mode: the current instruction's opcode (its read and write offsets are looked up
     /// only on the rare reads and writes that need them), and where PyBoy's LCD clock restarted
     /// from 0 when the LCD was last switched off (see `pyboy_write_offset`).
     pyboy_opcode: u8,
     pyboy_lcd_off_at: u64,
+    /// Where opcode and operand fetches can read memory directly: addresses
+    /// `fetch_lo..fetch_lo + fetch_len` (a ROM half or a work-RAM mirror) map to index
+    /// `fetch_base + (addr - fetch_lo)` of the ROM image or of `wram`. Empty (`fetch_len` 0)
+    /// until a fetch outside it opens one, and closed by whatever could change what those
+    /// addresses read: a write to the bank registers, a DMA transfer, a state load.
+    fetch_window: FetchWindow,
+    /// The frame loop's next look at whether to stop: the deadline, or 0 once the PPU has
+    /// started a frame (set where the PPU runs or is written, so the loop tests one number).
+    frame_check_at: u64,
+}
+
+#[derive(Clone, Copy, Default)]
+struct FetchWindow {
+    lo: u16,
+    len: u32,
+    base: usize,
+    wram: bool,
 }
 
 /// When PyBoy 2.8.1 samples the LCD and the timer for an instruction's data read, in T-cycles
@@ -119,9 +138,11 @@ impl Bus {
             dma_busy: (0, 0),
             dma_busy_len: 0,
             pyboy: false,
-            pyboy_instr_start: 0,
+            pyboy_fetch_end: 4,
             pyboy_opcode: 0,
             pyboy_lcd_off_at: 0,
+            fetch_window: FetchWindow::default(),
+            frame_check_at: u64::MAX,
         };
         bus.reschedule();
         bus
@@ -199,6 +220,7 @@ impl Bus {
         if elapsed > 0 {
             self.ppu_synced = self.cycles;
             self.ppu.tick(elapsed as u32, &mut self.interrupt_flags);
+            self.note_frame_start();
         }
     }
 
@@ -261,6 +283,8 @@ impl Bus {
     }
 
     fn set_dma_busy(&mut self, window: (u64, u64)) {
+        // While a transfer may own a bus, fetches take the checked path.
+        self.fetch_window.len = 0;
         self.dma_busy = window;
         self.dma_busy_len = window.1.saturating_sub(window.0);
     }
@@ -353,14 +377,40 @@ impl Bus {
         }
     }
 
+    /// An instruction-stream read outside the fetch window: the usual read, then a window opened
+    /// on the region holding `addr` if it is plain memory and no DMA transfer is pending.
+    #[inline(never)]
+    fn fetch_slow(&mut self, addr: u16) -> u8 {
+        let value = self.read(addr);
+        if self.dma_busy_len == 0 {
+            self.fetch_window = match addr {
+                0x0000..=0x7FFF => FetchWindow {
+                    lo: addr & 0x4000,
+                    len: 0x4000,
+                    base: self.cartridge.bank_offset(addr),
+                    wram: false,
+                },
+                0xC000..=0xDFFF => FetchWindow { lo: 0xC000, len: 0x2000, base: 0, wram: true },
+                0xE000..=0xFDFF => FetchWindow { lo: 0xE000, len: 0x1E00, base: 0, wram: true },
+                _ => FetchWindow::default(),
+            };
+        }
+        value
+    }
+
     /// PyBoy mode: the cycle from which PyBoy counts frames since the LCD was last switched off.
     pub fn pyboy_lcd_off_at(&self) -> u64 {
         self.pyboy_lcd_off_at
     }
 
+    /// PyBoy mode: the bus cycle at which the current instruction started.
+    fn pyboy_instr_start(&self) -> u64 {
+        self.pyboy_fetch_end.saturating_sub(4)
+    }
+
     /// PyBoy mode: how many T-cycles before now PyBoy makes this instruction's read.
     fn pyboy_lag(&self, offset: u8) -> u64 {
-        (self.cycles - self.pyboy_instr_start).saturating_sub(offset as u64)
+        (self.cycles - self.pyboy_instr_start()).saturating_sub(offset as u64)
     }
 
     /// What a CPU write to `addr` does now.
@@ -386,7 +436,8 @@ impl Bus {
         match addr {
             0x0000..=0x7FFF => {
                 self.cartridge.sync_clock(self.cycles);
-                self.cartridge.write_rom(addr, value)
+                self.cartridge.write_rom(addr, value);
+                self.fetch_window.len = 0; // the banks may have moved
             }
             0x8000..=0x9FFF => {
                 self.sync_ppu();
@@ -434,10 +485,11 @@ impl Bus {
                 self.sync_ppu();
                 if self.pyboy && addr == 0xFF40 && self.ppu.lcd_is_on() && value & 0x80 == 0 {
                     self.pyboy_lcd_off_at =
-                        self.pyboy_instr_start + pyboy_write_offset(self.pyboy_opcode) as u64;
+                        self.pyboy_instr_start() + pyboy_write_offset(self.pyboy_opcode) as u64;
                 }
                 self.ppu
                     .write_register(addr, value, &mut self.interrupt_flags);
+                self.note_frame_start();
                 self.reschedule();
             }
             0xFFFF => self.interrupt_enable = value,
@@ -453,7 +505,7 @@ impl Bus {
             0x8000..=0x9FFF => self.ppu.vram[(addr - 0x8000) as usize],
             0xA000..=0xBFFF => self.cartridge.read_ram(addr),
             0xC000..=0xFDFF => self.wram[(addr & 0x1FFF) as usize],
-            0xFE00..=0xFE9F => self.ppu.oam[(addr - 0xFE00) as usize],
+            0xFE00..=0xFE9F => self.ppu.oam()[(addr - 0xFE00) as usize],
             0xFEA0..=0xFEFF => 0x00,
             0xFF00 => self.joypad.read(),
             0xFF01 | 0xFF02 => self.serial.read(addr),
@@ -480,7 +532,22 @@ impl Bus {
     /// Sets the deadline and makes sure the scheduler will stop there.
     pub fn set_deadline(&mut self, deadline: u64) {
         self.deadline = deadline;
+        self.frame_check_at = deadline;
+        self.note_frame_start();
         self.reschedule();
+    }
+
+    fn note_frame_start(&mut self) {
+        if self.ppu.frame_started() {
+            self.frame_check_at = 0;
+        }
+    }
+
+    /// Whether the frame loop must look at the PPU's frame start and the deadline now: false
+    /// while neither can have happened since `set_deadline`.
+    #[inline(always)]
+    pub fn frame_check_due(&self) -> bool {
+        self.cycles >= self.frame_check_at
     }
 
     pub fn save(&mut self, w: &mut StateWriter) {
@@ -500,6 +567,7 @@ impl Bus {
     }
 
     pub fn load(&mut self, r: &mut StateReader) -> Result<(), StateError> {
+        self.fetch_window.len = 0;
         self.cartridge.load(r)?;
         self.ppu.load(r)?;
         self.timer.load(r)?;
@@ -531,6 +599,22 @@ impl CpuBus for Bus {
     fn read_cycle(&mut self, addr: u16) -> u8 {
         self.tick();
         self.read(addr)
+    }
+    /// `read_cycle` for the instruction stream: inside the fetch window, one index.
+    #[inline(always)]
+    fn fetch_cycle(&mut self, addr: u16) -> u8 {
+        self.tick();
+        let window = self.fetch_window;
+        let offset = addr.wrapping_sub(window.lo) as u32;
+        if offset < window.len {
+            let index = window.base + offset as usize;
+            return if window.wram {
+                self.wram[index & 0x1FFF]
+            } else {
+                self.cartridge.rom_at(index)
+            };
+        }
+        self.fetch_slow(addr)
     }
     #[inline(always)]
     fn write_cycle(&mut self, addr: u16, value: u8) {
@@ -580,7 +664,7 @@ impl CpuBus for Bus {
     }
     #[inline]
     fn pyboy_opcode_fetched(&mut self, opcode: u8) {
-        self.pyboy_instr_start = self.cycles - 4;
+        self.pyboy_fetch_end = self.cycles;
         self.pyboy_opcode = opcode;
     }
 }
@@ -621,5 +705,66 @@ mod tests {
         assert_eq!(bus.read_cycle(0xFE00), 0xFF, "OAM is locked");
         bus.write_cycle(0xFF80, 0x12);
         assert_eq!(bus.read_cycle(0xFF80), 0x12, "HRAM stays usable");
+    }
+
+    fn bus_with_rom(rom: Vec<u8>) -> Bus {
+        let mut rom = rom;
+        rom[0x14D] = rom[0x134..0x14D]
+            .iter()
+            .fold(0u8, |x, &b| x.wrapping_sub(b).wrapping_sub(1));
+        Bus::new(Cartridge::from_rom(rom).unwrap())
+    }
+
+    #[test]
+    fn fetches_follow_a_bank_switch_made_from_the_switched_half() {
+        // MBC1, 4 banks; every byte of bank n reads 0x10 + n.
+        let mut rom: Vec<u8> = (0..0x10000).map(|i| 0x10 + (i / 0x4000) as u8).collect();
+        rom[0x147] = 0x01;
+        rom[0x148] = 0x01;
+        let mut bus = bus_with_rom(rom);
+        assert_eq!(bus.fetch_cycle(0x4000), 0x11);
+        assert_eq!(bus.fetch_cycle(0x4001), 0x11);
+        // Code running at 0x4002 selects bank 3 and fetches on.
+        bus.write_cycle(0x2000, 3);
+        assert_eq!(bus.fetch_cycle(0x4002), 0x13);
+        assert_eq!(bus.fetch_cycle(0x0000), 0x10);
+        bus.write_cycle(0x2000, 2);
+        assert_eq!(bus.fetch_cycle(0x7FFF), 0x12);
+        assert_eq!(bus.read_cycle(0x7FFF), 0x12);
+        // A state saved in bank 2, loaded while bank 1 is being fetched from.
+        let mut w = crate::state::StateWriter::new();
+        bus.save(&mut w);
+        let state = w.finish();
+        bus.write_cycle(0x2000, 1);
+        assert_eq!(bus.fetch_cycle(0x4000), 0x11);
+        let mut r = crate::state::StateReader::new(&state).unwrap();
+        bus.load(&mut r).unwrap();
+        assert_eq!(bus.fetch_cycle(0x4001), 0x12, "fetched from the loaded bank");
+    }
+
+    #[test]
+    fn fetches_during_dma_see_the_bus_conflict() {
+        let mut rom = vec![0u8; 0x8000];
+        rom[0x147] = 0;
+        let mut bus = bus_with_rom(rom);
+        for i in 0..0xA0u16 {
+            bus.wram[(0x0100 + i) as usize] = i as u8;
+        }
+        bus.wram[0x1000] = 0xAB;
+        bus.ppu.write_register(0xFF40, 0, &mut 0);
+        assert_eq!(bus.fetch_cycle(0xD000), 0xAB, "work RAM fetched as usual");
+        bus.write_cycle(0xFF46, 0xC1); // M=0
+        assert_eq!(bus.fetch_cycle(0xD000), 0xAB, "M=1: setup cycle");
+        bus.idle_cycle(); // M=2: byte 0
+        bus.idle_cycle(); // M=3: byte 1
+        assert_eq!(
+            bus.fetch_cycle(0xD000),
+            2,
+            "an opcode fetch on the DMA's bus reads the byte DMA moves (M=4: byte 2)"
+        );
+        for _ in 0..0xA0 {
+            bus.idle_cycle();
+        }
+        assert_eq!(bus.fetch_cycle(0xD000), 0xAB, "work RAM again after the transfer");
     }
 }

@@ -213,6 +213,20 @@ impl Cartridge {
         unsafe { *self.rom.get_unchecked(index) }
     }
 
+    /// Where the 16 KiB half of the ROM space holding `addr` (below 0x8000) starts in the ROM
+    /// image: `rom_at(offset + (addr & 0x3FFF))` then reads what `read_rom(addr)` reads, until
+    /// the next write to the bank registers.
+    #[inline]
+    pub fn bank_offset(&self, addr: u16) -> usize {
+        self.bank_offsets[(addr as usize >> 14) & 1]
+    }
+
+    /// The ROM image's byte at `index` (a `bank_offset` plus an offset below 0x4000).
+    #[inline(always)]
+    pub fn rom_at(&self, index: usize) -> u8 {
+        self.rom[index]
+    }
+
     fn update_offsets(&mut self) {
         self.bank_offsets = [
             self.bank_for(0x0000) * 0x4000,

@@ -39,6 +39,10 @@ pub const FLAG_C: u8 = 0x10;
 /// What the CPU sees of the machine. Each call is one M-cycle (4 T-cycles).
 pub trait CpuBus {
     fn read_cycle(&mut self, addr: u16) -> u8;
+    /// `read_cycle` of an opcode or operand byte (a bus may read the instruction stream faster).
+    fn fetch_cycle(&mut self, addr: u16) -> u8 {
+        self.read_cycle(addr)
+    }
     fn write_cycle(&mut self, addr: u16, value: u8);
     fn idle_cycle(&mut self);
     /// One M-cycle of HALT with no interrupt pending; a bus may skip ahead to its next event.
@@ -94,8 +98,6 @@ pub struct Cpu {
     pub halt_bug: bool,
     /// Set by an opcode the SM83 does not have (0xD3, 0xDB, ...): the real CPU locks up.
     pub locked: bool,
-    /// DI ran in this step: it cancels an EI that would otherwise take effect after it.
-    pub di_executed: bool,
     /// PyBoy 2.8.1 compatibility (configuration, not machine state): interrupts are sampled at
     /// instruction boundaries only, never during the next opcode's fetch, and HALT has no bug.
     pub pyboy: bool,
@@ -196,7 +198,7 @@ impl Cpu {
 
     #[inline(always)]
     fn fetch<B: CpuBus>(&mut self, bus: &mut B) -> u8 {
-        let v = bus.read_cycle(self.pc);
+        let v = bus.fetch_cycle(self.pc);
         self.pc = self.pc.wrapping_add(1);
         v
     }
@@ -241,10 +243,22 @@ impl Cpu {
     /// the timing of a run of NOPs (mooneye `halt_ime1_timing2`).
     #[inline(always)]
     pub fn step<B: CpuBus>(&mut self, bus: &mut B) {
+        if self.pyboy {
+            self.step_as::<B, true>(bus)
+        } else {
+            self.step_as::<B, false>(bus)
+        }
+    }
+
+    /// `step` with the timing mode fixed at compile time (`PYBOY` is `self.pyboy`), for a loop
+    /// that tests it once instead of at every instruction.
+    #[inline(always)]
+    pub fn step_as<B: CpuBus, const PYBOY: bool>(&mut self, bus: &mut B) {
+        debug_assert_eq!(self.pyboy, PYBOY);
         // Fast path: no lock, HALT, HALT bug or pending EI; the same steps as `step_slow` takes
         // with those flags clear.
         if !(self.locked | self.halted | self.halt_bug | self.ei_pending) {
-            let opcode = if self.pyboy {
+            let opcode = if PYBOY {
                 // `step_pyboy` with those flags clear and no interrupt to take at this boundary.
                 if self.ime && bus.pending_interrupts() != 0 {
                     return self.step_slow(bus);
@@ -265,7 +279,6 @@ impl Cpu {
             // The one call site where the dispatch is inlined: the frame loop then keeps its
             // registers across instructions instead of a call's saves and restores per opcode.
             self.execute_inline(bus, opcode);
-            self.di_executed = false;
             return;
         }
         self.step_slow(bus);
@@ -315,10 +328,10 @@ impl Cpu {
             return;
         }
         self.execute(bus, opcode);
-        if enable_after && !self.di_executed {
+        // A DI right after EI cancels it.
+        if enable_after && opcode != 0xF3 {
             self.ime = true;
         }
-        self.di_executed = false;
     }
 
     /// `step` as PyBoy 2.8.1 times it. PyBoy checks for interrupts only when its scheduler starts
@@ -374,17 +387,15 @@ impl Cpu {
             if opcode == 0xFB {
                 self.ei_pending = false;
             }
-            if !self.di_executed {
-                self.ime = true;
+            if opcode != 0xF3 {
+                self.ime = true; // unless DI cancelled it
             }
         }
-        self.di_executed = false;
     }
 
     /// Runs an already fetched opcode (HALT woken with IME=0); no EI can be pending here.
     fn finish_step<B: CpuBus>(&mut self, bus: &mut B, opcode: u8) {
         self.execute(bus, opcode);
-        self.di_executed = false;
     }
     /// The rest of an interrupt dispatch, whose first M-cycle (the discarded opcode fetch, or a
     /// HALT cycle) has already run: one internal cycle, push PC high, (IE re-read), push PC low,
@@ -824,7 +835,6 @@ impl Cpu {
             0xF3 => {
                 self.ime = false;
                 self.ei_pending = false;
-                self.di_executed = true;
             }
             0xFB => self.ei_pending = true,
             // 0xD3 0xDB 0xDD 0xE3 0xE4 0xEB 0xEC 0xED 0xF4 0xFC 0xFD: the CPU hangs.
@@ -875,7 +885,6 @@ impl Cpu {
         self.halt_bug = r.bool()?;
         self.locked = r.bool()?;
         self.pyboy_halt_after_ei = r.bool()?;
-        self.di_executed = false;
         Ok(())
     }
 }

@@ -88,7 +88,7 @@ impl GameBoy {
     }
 
     /// `run_frame` calling `hook` before every CPU step (debugging and traces).
-    pub fn run_frame_with(&mut self, mut hook: impl FnMut(&Cpu, &mut Bus)) {
+    pub fn run_frame_with(&mut self, hook: impl FnMut(&Cpu, &mut Bus)) {
         let deadline = if self.bus.ppu.lcd_is_on() {
             self.bus.cycles + CYCLES_PER_FRAME
         } else {
@@ -97,12 +97,10 @@ impl GameBoy {
             self.lcd_off_since + (off_for / CYCLES_PER_FRAME + 1) * CYCLES_PER_FRAME
         };
         self.bus.set_deadline(deadline);
-        loop {
-            hook(&self.cpu, &mut self.bus);
-            self.cpu.step(&mut self.bus);
-            if self.bus.ppu.take_frame_started() || self.bus.cycles >= deadline {
-                break;
-            }
+        if self.cpu.pyboy {
+            self.run_until_frame_ends::<true>(deadline, hook);
+        } else {
+            self.run_until_frame_ends::<false>(deadline, hook);
         }
         self.bus.sync_all();
         if !self.bus.ppu.lcd_is_on() && self.bus.cycles < deadline {
@@ -112,6 +110,23 @@ impl GameBoy {
             } else {
                 self.bus.cycles
             };
+        }
+    }
+
+    #[inline(always)]
+    fn run_until_frame_ends<const PYBOY: bool>(
+        &mut self,
+        deadline: u64,
+        mut hook: impl FnMut(&Cpu, &mut Bus),
+    ) {
+        loop {
+            hook(&self.cpu, &mut self.bus);
+            self.cpu.step_as::<Bus, PYBOY>(&mut self.bus);
+            if self.bus.frame_check_due()
+                && (self.bus.ppu.take_frame_started() || self.bus.cycles >= deadline)
+            {
+                break;
+            }
         }
     }
 

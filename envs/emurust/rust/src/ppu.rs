@@ -196,7 +196,8 @@ struct LineSprite {
 #[derive(Clone)]
 pub struct Ppu {
     pub vram: [u8; 0x2000],
-    pub oam: [u8; 0xA0],
+    /// Written only through `write_oam` and `dma_write_oam`, which keep `line_objects` in step.
+    oam: [u8; 0xA0],
 
     lcdc: u8,
     /// STAT bits 3-6 (interrupt enables).
@@ -231,6 +232,12 @@ pub struct Ppu {
     /// Objects found by the OAM scan for this line, in drawing priority order (X, then OAM index).
     sprites: [LineSprite; MAX_LINE_SPRITES],
     sprite_count: u8,
+    /// For every line, the objects whose rows cover it (bit i: OAM entry i), as the OAM scan
+    /// would find them in `oam` with objects `line_objects_height` tall; 0 there: not built since
+    /// OAM last changed. Derived from `oam` and LCDC (not machine state): OAM changes about once a
+    /// frame, when a game copies its objects in, while every line scans it.
+    line_objects: [u64; 256],
+    line_objects_height: u16,
 
     /// Window internal line counter.
     window_line: u8,
@@ -323,6 +330,8 @@ impl Ppu {
             stat_line: false,
             sprites: [LineSprite::default(); MAX_LINE_SPRITES],
             sprite_count: 0,
+            line_objects: [0; 256],
+            line_objects_height: 0,
             window_line: 0,
             wy_triggered: false,
             skip_frame: false,
@@ -755,6 +764,7 @@ impl Ppu {
         let index = (addr as usize).wrapping_sub(0xFE00);
         if !self.oam_write_blocked() && index < self.oam.len() {
             self.oam[index] = value;
+            self.line_objects_height = 0;
         }
     }
 
@@ -762,7 +772,12 @@ impl Ppu {
     pub fn dma_write_oam(&mut self, index: usize, value: u8) {
         if let Some(byte) = self.oam.get_mut(index) {
             *byte = value;
+            self.line_objects_height = 0;
         }
+    }
+
+    pub fn oam(&self) -> &[u8; 0xA0] {
+        &self.oam
     }
 
     /// Dots until the PPU next has to run eagerly, `u32::MAX` while the LCD is off. Between such
@@ -786,6 +801,10 @@ impl Ppu {
             LAST_LINE - self.line
         };
         DOTS_PER_LINE - self.dot + later_lines as u32 * DOTS_PER_LINE
+    }
+
+    pub fn frame_started(&self) -> bool {
+        self.frame_started
     }
 
     pub fn take_frame_started(&mut self) -> bool {
@@ -849,14 +868,10 @@ impl Ppu {
     /// Picks the first 10 objects (OAM order) covering this line, sorted into drawing priority.
     fn oam_scan(&mut self) {
         let height = self.sprite_height();
-        let target = self.line as u16 + 16;
-        // First a branch-free pass: bit i set when object i covers the line. `target - y`
-        // wraps to a large value when y > target, so one comparison checks both bounds.
-        let mut hits: u64 = 0;
-        for (index, entry) in self.oam.chunks_exact(4).take(40).enumerate() {
-            let covers = target.wrapping_sub(entry[0] as u16) < height;
-            hits |= (covers as u64) << index;
+        if self.line_objects_height != height {
+            self.build_line_objects(height);
         }
+        let mut hits = self.line_objects[self.line as usize];
         let mut count = 0usize;
         while hits != 0 {
             let index = hits.trailing_zeros() as usize;
@@ -877,6 +892,18 @@ impl Ppu {
         self.sprite_count = count as u8;
         // Stable: equal X keeps OAM order, so lower index wins ties.
         self.sprites[..count].sort_by_key(|s| s.x);
+    }
+
+    /// Object i covers line L when `y_i - 16 <= L < y_i - 16 + height`.
+    fn build_line_objects(&mut self, height: u16) {
+        self.line_objects = [0; 256];
+        for (index, entry) in self.oam.chunks_exact(4).enumerate() {
+            let top = entry[0] as usize; // the line the object starts on, plus 16
+            for line in top.saturating_sub(16)..(top + height as usize).saturating_sub(16) {
+                self.line_objects[line] |= 1 << index;
+            }
+        }
+        self.line_objects_height = height;
     }
 
     /// Whether the window is shown on the current line with the current registers.
@@ -1286,7 +1313,9 @@ mod tests {
     }
 
     fn set_sprite(p: &mut Ppu, n: usize, y: u8, x: u8, tile: u8, attr: u8) {
-        p.oam[n * 4..n * 4 + 4].copy_from_slice(&[y, x, tile, attr]);
+        for (k, byte) in [y, x, tile, attr].into_iter().enumerate() {
+            p.dma_write_oam(n * 4 + k, byte);
+        }
     }
 
     /// Mode of every dot of the current line, starting at dot 0.
@@ -1690,6 +1719,69 @@ mod tests {
     }
 
     #[test]
+    fn oam_scan_finds_the_objects_a_direct_scan_finds() {
+        // Random OAM (Y biased to the visible range and its edges), both object heights, OAM
+        // changed between scans by CPU writes and by DMA: the scan, which reads a per-line table
+        // rebuilt after changes, must list the objects a direct pass over OAM lists.
+        let mut seed = 0x9E37_79B9_7F4A_7C15u64;
+        let mut next = move || {
+            seed = seed
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            (seed >> 33) as u8
+        };
+        let mut p = Ppu::new();
+        let mut iflags = 0;
+        p.write_register(0xFF40, 0, &mut iflags); // LCD off: OAM writable by the CPU
+        let mut scans = 0;
+        for case in 0..64 {
+            for index in 0..0xA0 {
+                let value = if index % 4 == 0 && next() % 4 != 0 {
+                    next() % 176 // 0..=175: objects above, across and below the screen
+                } else {
+                    next()
+                };
+                p.dma_write_oam(index, value);
+            }
+            let lcdc = if case % 2 == 0 { 0 } else { LCDC_OBJ_TALL };
+            p.write_register(0xFF40, lcdc, &mut iflags);
+            for line in 0..VBLANK_LINE {
+                if next() % 8 == 0 {
+                    let index = next() as u16 % 0xA0;
+                    p.write_oam(0xFE00 + index, next() % 176);
+                }
+                if next() % 8 == 0 {
+                    p.dma_write_oam(next() as usize % 0xA0, next() % 176);
+                }
+                if next() % 32 == 0 {
+                    p.write_register(0xFF40, lcdc ^ LCDC_OBJ_TALL, &mut iflags);
+                }
+                let height = p.sprite_height();
+                let target = line as u16 + 16;
+                let mut expected: Vec<(u8, u8)> = (0..40u8)
+                    .filter(|&i| {
+                        let y = p.oam[i as usize * 4] as u16;
+                        y <= target && target < y + height
+                    })
+                    .take(MAX_LINE_SPRITES)
+                    .map(|i| (p.oam[i as usize * 4 + 1], i))
+                    .collect();
+                expected.sort_by_key(|&(x, _)| x);
+                p.line = line;
+                p.oam_scan();
+                let found: Vec<(u8, u8)> = p.sprites[..p.sprite_count as usize]
+                    .iter()
+                    .map(|s| (s.x, s.index))
+                    .collect();
+                assert_eq!(found, expected, "case {case}, line {line}");
+                scans += (!expected.is_empty()) as u32;
+                p.write_register(0xFF40, lcdc, &mut iflags);
+            }
+        }
+        assert!(scans > 1000, "too few lines with objects: {scans}");
+    }
+
+    #[test]
     fn background_and_window_match_a_per_pixel_reference() {
         // A small LCG fills VRAM and picks the registers: 24 frames of random layouts, in both
         // drawing paths (lines without objects are drawn as shades straight away; one object on
@@ -1728,7 +1820,9 @@ mod tests {
             ] {
                 p.write_register(addr, value, &mut iflags);
             }
-            p.oam.fill(0);
+            for index in 0..0xA0 {
+                p.dma_write_oam(index, 0);
+            }
             if with_object {
                 // An opaque 8x8 object at screen x 80-87, lines 40-47.
                 set_sprite(&mut p, 0, 40 + 16, 80 + 8, 0x00, 0);
