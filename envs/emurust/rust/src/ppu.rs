@@ -370,6 +370,10 @@ impl Ppu {
         }
         self.dot += dots;
         while self.dot >= self.next_event {
+            if self.stage == Stage::LineEnd && self.dot >= 3 * DOTS_PER_LINE && self.can_skip_lines() {
+                self.run_whole_line_unrendered(interrupt_flags);
+                continue;
+            }
             if self.pyboy {
                 let at = self.elapsed - (self.dot - self.next_event) as u64;
                 self.record_history(at);
@@ -387,6 +391,52 @@ impl Ppu {
             }
             self.advance_stage(interrupt_flags);
         }
+    }
+
+    /// Whether a catch-up may run the next line in one go (`run_whole_line_unrendered`): nothing
+    /// is drawn, and the line is a plain visible one (not line 0, which starts a frame, nor 143,
+    /// whose end enters VBlank, nor one of PyBoy's first frame, whose lines have other lengths).
+    #[inline]
+    fn can_skip_lines(&self) -> bool {
+        !self.render && !self.pyboy_first_frame && (1..VBLANK_LINE - 1).contains(&(self.line + 1))
+    }
+
+    /// From the end of a line, runs the next line whole, as its four stages would run it without
+    /// drawing, when at least the line after it also ends within this catch-up. Its OAM scan and
+    /// mode 3 length only place its stages within the line, and the PyBoy history and
+    /// transition time that those places would be recorded in are rewritten by that next line's
+    /// four stages before anything can read them; so neither is computed. Every STAT update is
+    /// made, in order.
+    fn run_whole_line_unrendered(&mut self, iflags: &mut u8) {
+        // LineEnd: the next line starts (`start_line` for a visible line other than 0).
+        self.dot -= DOTS_PER_LINE;
+        self.line += 1;
+        let line = self.line;
+        if self.wy == line {
+            self.wy_triggered = true;
+        }
+        self.ly = line;
+        self.mode = 2;
+        self.mode_sources = SRC_OAM;
+        self.lyc_match = self.ly == self.lyc;
+        self.update_stat(iflags);
+        // OamScan -> Drawing.
+        self.mode = 3;
+        self.mode_sources = 0;
+        self.update_stat(iflags);
+        // Drawing -> HBlank, not drawing: the window's line counter still counts.
+        if self.window_visible() {
+            self.window_line = self.window_line.wrapping_add(1);
+        }
+        self.mode = 0;
+        self.mode_sources = SRC_HBLANK;
+        self.update_stat(iflags);
+        // HBlank -> LineEnd: LY shows the next line 4 dots early.
+        self.ly = line + 1;
+        self.lyc_match = self.pyboy && self.ly == self.lyc;
+        self.update_stat(iflags);
+        self.stage = Stage::LineEnd;
+        self.next_event = DOTS_PER_LINE;
     }
 
     /// PyBoy mode: whether PyBoy's LCD changed state in the last `dots` dots (at most `dots - 1`
@@ -1191,7 +1241,11 @@ impl Ppu {
         w.bool(self.lyc_match);
         w.bool(self.stat_line);
         w.u8(self.sprite_count);
-        for s in &self.sprites {
+        // Entries past the count are leftovers of earlier lines, not state: written as zeros, so
+        // that a state does not depend on which lines a catch-up scanned.
+        let count = self.sprite_count as usize;
+        for (i, s) in self.sprites.iter().enumerate() {
+            let s = if i < count { *s } else { LineSprite::default() };
             w.u8(s.y);
             w.u8(s.x);
             w.u8(s.tile);
