@@ -390,8 +390,18 @@ impl Bus {
                     base: self.cartridge.bank_offset(addr),
                     wram: false,
                 },
-                0xC000..=0xDFFF => FetchWindow { lo: 0xC000, len: 0x2000, base: 0, wram: true },
-                0xE000..=0xFDFF => FetchWindow { lo: 0xE000, len: 0x1E00, base: 0, wram: true },
+                0xC000..=0xDFFF => FetchWindow {
+                    lo: 0xC000,
+                    len: 0x2000,
+                    base: 0,
+                    wram: true,
+                },
+                0xE000..=0xFDFF => FetchWindow {
+                    lo: 0xE000,
+                    len: 0x1E00,
+                    base: 0,
+                    wram: true,
+                },
                 _ => FetchWindow::default(),
             };
         }
@@ -739,7 +749,11 @@ mod tests {
         assert_eq!(bus.fetch_cycle(0x4000), 0x11);
         let mut r = crate::state::StateReader::new(&state).unwrap();
         bus.load(&mut r).unwrap();
-        assert_eq!(bus.fetch_cycle(0x4001), 0x12, "fetched from the loaded bank");
+        assert_eq!(
+            bus.fetch_cycle(0x4001),
+            0x12,
+            "fetched from the loaded bank"
+        );
     }
 
     #[test]
@@ -765,6 +779,10 @@ mod tests {
         for _ in 0..0xA0 {
             bus.idle_cycle();
         }
-        assert_eq!(bus.fetch_cycle(0xD000), 0xAB, "work RAM again after the transfer");
+        assert_eq!(
+            bus.fetch_cycle(0xD000),
+            0xAB,
+            "work RAM again after the transfer"
+        );
     }
 }

@@ -370,7 +370,10 @@ impl Ppu {
         }
         self.dot += dots;
         while self.dot >= self.next_event {
-            if self.stage == Stage::LineEnd && self.dot >= 3 * DOTS_PER_LINE && self.can_skip_lines() {
+            if self.stage == Stage::LineEnd
+                && self.dot >= 3 * DOTS_PER_LINE
+                && self.can_skip_lines()
+            {
                 self.run_whole_line_unrendered(interrupt_flags);
                 continue;
             }

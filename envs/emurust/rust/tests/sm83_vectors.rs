@@ -41,7 +41,7 @@ fn every_opcode_vector() {
                 .map(|p| (p[0].as_u64().unwrap() as u16, p[1].as_u64().unwrap() as u8))
                 .collect();
             let (out, ei_pending, bus) = run_one(regs(&case["initial"]), &ram);
-            let mut expected = regs(&case["final"]);
+            let expected = regs(&case["final"]);
             let mut problems = Vec::new();
             if out != expected {
                 problems.push(format!("registers {:02X?} sp {:04X} pc {:04X} ime {} expected {:02X?} sp {:04X} pc {:04X} ime {}",
