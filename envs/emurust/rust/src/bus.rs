@@ -249,7 +249,7 @@ impl Bus {
     fn dma_source_read(&self, addr: u16) -> u8 {
         match addr {
             0x0000..=0x7FFF => self.cartridge.read_rom(addr),
-            0x8000..=0x9FFF => self.ppu.vram[(addr - 0x8000) as usize],
+            0x8000..=0x9FFF => self.ppu.vram()[(addr - 0x8000) as usize],
             0xA000..=0xBFFF => self.cartridge.read_ram(addr),
             // 0xE000 and up reach work RAM through the echo wiring.
             _ => self.wram[(addr & 0x1FFF) as usize],
@@ -512,7 +512,7 @@ impl Bus {
     pub fn peek(&self, addr: u16) -> u8 {
         match addr {
             0x0000..=0x7FFF => self.cartridge.read_rom(addr),
-            0x8000..=0x9FFF => self.ppu.vram[(addr - 0x8000) as usize],
+            0x8000..=0x9FFF => self.ppu.vram()[(addr - 0x8000) as usize],
             0xA000..=0xBFFF => self.cartridge.read_ram(addr),
             0xC000..=0xFDFF => self.wram[(addr & 0x1FFF) as usize],
             0xFE00..=0xFE9F => self.ppu.oam()[(addr - 0xFE00) as usize],

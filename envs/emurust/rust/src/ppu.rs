@@ -104,6 +104,9 @@ fn shade_lut(bgp: u8) -> [u32; 256] {
 
 pub const SCREEN_WIDTH: usize = 160;
 pub const SCREEN_HEIGHT: usize = 144;
+
+/// `Ppu::bg_row_palette` of a tile row written since it was last drawn.
+const ROW_STALE: u16 = 0x100;
 const SCREEN_PIXELS: usize = SCREEN_WIDTH * SCREEN_HEIGHT;
 
 const DOTS_PER_LINE: u32 = 456;
@@ -195,7 +198,9 @@ struct LineSprite {
 
 #[derive(Clone)]
 pub struct Ppu {
-    pub vram: [u8; 0x2000],
+    /// Written only through `write_vram` (and `vram_mut` in tests), which keep `bg_row_shades`
+    /// in step.
+    vram: [u8; 0x2000],
     /// Written only through `write_oam` and `dma_write_oam`, which keep `line_objects` in step.
     oam: [u8; 0xA0],
 
@@ -272,6 +277,12 @@ pub struct Ppu {
     /// Derived from BGP, so not part of the saved state.
     shade_lut: [u32; 256],
     shade_lut_palette: u16,
+    /// Background and window tile rows drawn as shades: entry `offset / 2` holds the row at tile
+    /// data offset `offset` (below 0x1800) under palette `bg_row_palette[offset / 2]`, or
+    /// `ROW_STALE` there when it has not been drawn since that row was written. A cache (not
+    /// machine state): most frames draw the same few tiles under the same palette.
+    bg_row_shades: [u64; 0x1000],
+    bg_row_palette: [u16; 0x1000],
     /// Inline, never reallocated: Python holds zero-copy views of it (see python.rs).
     front: [u8; SCREEN_PIXELS],
 }
@@ -348,6 +359,8 @@ impl Ppu {
             back: blank_screen(),
             shade_lut: [0; 256],
             shade_lut_palette: 0x100,
+            bg_row_shades: [0; 0x1000],
+            bg_row_palette: [ROW_STALE; 0x1000],
             front: [0; SCREEN_PIXELS],
         };
         ppu.lyc_match = ppu.ly == ppu.lyc;
@@ -799,8 +812,23 @@ impl Ppu {
 
     pub fn write_vram(&mut self, addr: u16, value: u8) {
         if !self.vram_blocked() {
-            self.vram[(addr as usize) & 0x1FFF] = value;
+            let index = (addr as usize) & 0x1FFF;
+            self.vram[index] = value;
+            if index < 0x1800 {
+                self.bg_row_palette[index >> 1] = ROW_STALE;
+            }
         }
+    }
+
+    pub fn vram(&self) -> &[u8; 0x2000] {
+        &self.vram
+    }
+
+    /// VRAM to write freely in tests; every cached tile row is dropped.
+    #[cfg(test)]
+    fn vram_mut(&mut self) -> &mut [u8; 0x2000] {
+        self.bg_row_palette = [ROW_STALE; 0x1000];
+        &mut self.vram
     }
 
     /// CPU read of OAM (full address 0xFE00..=0xFE9F).
@@ -1046,13 +1074,14 @@ impl Ppu {
 
     /// The two bytes of row `row` of BG/window tile `tile` under the current addressing mode.
     #[inline]
-    fn bg_tile_row(&self, tile: u8, row: usize) -> (u8, u8) {
+    /// Where row `row` of background/window tile `tile` starts in VRAM (its low plane byte).
+    fn bg_tile_row_offset(&self, tile: u8, row: usize) -> usize {
         let base = if self.lcdc & LCDC_TILE_DATA != 0 {
             tile as usize * 16
         } else {
             (0x1000i32 + (tile as i8 as i32) * 16) as usize
         };
-        (self.vram[base + row * 2], self.vram[base + row * 2 + 1])
+        base + row * 2
     }
 
     /// Draws line `self.line` into the back buffer.
@@ -1067,21 +1096,27 @@ impl Ppu {
         // drawn as shades straight away (four pixels per lookup); otherwise as color numbers.
         let mut bg = [0u8; SCREEN_WIDTH];
         let window = if any_obj {
-            self.background_line(
-                |lo, hi| u64::from_le_bytes(tile_row_colors(lo, hi)),
-                0,
-                &mut bg,
-            )
+            let colors = |p: &mut Ppu, offset: usize| {
+                u64::from_le_bytes(tile_row_colors(p.vram[offset], p.vram[offset + 1]))
+            };
+            self.background_line(colors, 0, &mut bg)
         } else {
             if self.shade_lut_palette != bgp as u16 {
                 self.shade_lut = shade_lut(bgp);
                 self.shade_lut_palette = bgp as u16;
             }
-            let lut = &self.shade_lut;
-            let shades = |lo: u8, hi: u8| {
-                let left = lut[((lo >> 4) | (hi & 0xF0)) as usize];
-                let right = lut[((lo & 0x0F) | (hi << 4)) as usize];
-                left as u64 | (right as u64) << 32
+            let shades = |p: &mut Ppu, offset: usize| {
+                let entry = (offset >> 1) & 0xFFF;
+                if p.bg_row_palette[entry] == bgp as u16 {
+                    return p.bg_row_shades[entry];
+                }
+                let (lo, hi) = (p.vram[offset], p.vram[offset + 1]);
+                let left = p.shade_lut[((lo >> 4) | (hi & 0xF0)) as usize];
+                let right = p.shade_lut[((lo & 0x0F) | (hi << 4)) as usize];
+                let row = left as u64 | (right as u64) << 32;
+                p.bg_row_shades[entry] = row;
+                p.bg_row_palette[entry] = bgp as u16;
+                row
             };
             self.background_line(shades, bgp & 3, &mut bg)
         };
@@ -1155,12 +1190,12 @@ impl Ppu {
     }
 
     /// Draws the background and window of the current line into `bg`, each tile row turned into
-    /// eight pixel bytes by `tile_pixels(lo, hi)` (leftmost pixel in the lowest byte); `blank`
-    /// where LCDC.0 hides both. Says whether the window ran on this line (its line counter then
-    /// advances).
+    /// eight pixel bytes by `tile_pixels(self, offset)`, `offset` being where the row starts in
+    /// VRAM (leftmost pixel in the lowest byte); `blank` where LCDC.0 hides both. Says whether
+    /// the window ran on this line (its line counter then advances).
     fn background_line(
-        &self,
-        tile_pixels: impl Fn(u8, u8) -> u64,
+        &mut self,
+        mut tile_pixels: impl FnMut(&mut Ppu, usize) -> u64,
         blank: u8,
         bg: &mut [u8; SCREEN_WIDTH],
     ) -> bool {
@@ -1181,8 +1216,8 @@ impl Ppu {
             let mut strip = [0u8; 21 * 8];
             for (i, chunk) in strip.chunks_exact_mut(8).enumerate() {
                 let tile = self.vram[map_row + ((scx / 8 + i) & 31)];
-                let (lo, hi) = self.bg_tile_row(tile, tile_row);
-                chunk.copy_from_slice(&tile_pixels(lo, hi).to_le_bytes());
+                let offset = self.bg_tile_row_offset(tile, tile_row);
+                chunk.copy_from_slice(&tile_pixels(self, offset).to_le_bytes());
             }
             bg.copy_from_slice(&strip[scx & 7..(scx & 7) + SCREEN_WIDTH]);
         } else {
@@ -1208,8 +1243,8 @@ impl Ppu {
             let mut strip = [0u8; 21 * 8];
             let tiles = (skip + width).div_ceil(8);
             for (i, chunk) in strip.chunks_exact_mut(8).take(tiles).enumerate() {
-                let (lo, hi) = self.bg_tile_row(self.vram[map_row + i], tile_row);
-                chunk.copy_from_slice(&tile_pixels(lo, hi).to_le_bytes());
+                let offset = self.bg_tile_row_offset(self.vram[map_row + i], tile_row);
+                chunk.copy_from_slice(&tile_pixels(self, offset).to_le_bytes());
             }
             bg[first..].copy_from_slice(&strip[skip..skip + width]);
         }
@@ -1364,8 +1399,8 @@ mod tests {
         let lo = if color & 1 != 0 { 0xFF } else { 0 };
         let hi = if color & 2 != 0 { 0xFF } else { 0 };
         for row in 0..8 {
-            p.vram[index * 16 + row * 2] = lo;
-            p.vram[index * 16 + row * 2 + 1] = hi;
+            p.vram_mut()[index * 16 + row * 2] = lo;
+            p.vram_mut()[index * 16 + row * 2 + 1] = hi;
         }
     }
 
@@ -1684,15 +1719,41 @@ mod tests {
     }
 
     #[test]
+    fn drawn_tile_rows_follow_vram_writes_and_the_palette() {
+        let (mut p, mut iflags) = frame_start();
+        for row in 0..8 {
+            p.vram_mut()[16 + row * 2] = 0xF0;
+            p.vram_mut()[16 + row * 2 + 1] = 0x3C;
+        }
+        p.vram_mut()[0x1800] = 1;
+        p.write_register(0xFF47, 0xE4, &mut iflags);
+        let pixels = |p: &Ppu, y: usize| (0..8).map(|x| px(p, x, y)).collect::<Vec<u8>>();
+        run(&mut p, FRAME_DOTS, &mut iflags);
+        assert_eq!(pixels(&p, 3), vec![1, 1, 3, 3, 2, 2, 0, 0]);
+        // Row 3 of tile 1 rewritten by the CPU (mode 2: VRAM free), then drawn again.
+        assert_ne!(mode(&p), 3);
+        p.write_vram(0x8016, 0x0F);
+        p.write_vram(0x8017, 0x00);
+        run(&mut p, FRAME_DOTS, &mut iflags);
+        assert_eq!(pixels(&p, 3), vec![0, 0, 0, 0, 1, 1, 1, 1]);
+        assert_eq!(pixels(&p, 2), vec![1, 1, 3, 3, 2, 2, 0, 0]);
+        // Another palette: the same rows in other shades.
+        p.write_register(0xFF47, 0x1B, &mut iflags);
+        run(&mut p, FRAME_DOTS, &mut iflags);
+        assert_eq!(pixels(&p, 3), vec![3, 3, 3, 3, 2, 2, 2, 2]);
+        assert_eq!(pixels(&p, 2), vec![2, 2, 0, 0, 1, 1, 3, 3]);
+    }
+
+    #[test]
     fn renders_a_background_tile() {
         let (mut p, mut iflags) = frame_start();
         // Tile 1: row r has lo=0xF0, hi=0x3C -> colors 1 1 3 3 2 2 0 0.
         for row in 0..8 {
-            p.vram[16 + row * 2] = 0xF0;
-            p.vram[16 + row * 2 + 1] = 0x3C;
+            p.vram_mut()[16 + row * 2] = 0xF0;
+            p.vram_mut()[16 + row * 2 + 1] = 0x3C;
         }
-        p.vram[0x1800] = 1; // map (0,0)
-        p.vram[0x1800 + 32 + 2] = 1; // map (2,1)
+        p.vram_mut()[0x1800] = 1; // map (0,0)
+        p.vram_mut()[0x1800 + 32 + 2] = 1; // map (2,1)
         p.write_register(0xFF47, 0xE4, &mut iflags);
         run(&mut p, FRAME_DOTS, &mut iflags);
         let row: Vec<u8> = (0..10).map(|x| px(&p, x, 3)).collect();
@@ -1713,13 +1774,13 @@ mod tests {
 
         // Signed addressing (LCDC.4 = 0) and the 0x9C00 map (LCDC.3 = 1).
         for row in 0..8 {
-            p.vram[0x0800 + row * 2] = 0xFF; // tile 0x80 at 0x8800: color 1
-            p.vram[0x1000 + row * 2 + 1] = 0xFF; // tile 0x00 at 0x9000: color 2
+            p.vram_mut()[0x0800 + row * 2] = 0xFF; // tile 0x80 at 0x8800: color 1
+            p.vram_mut()[0x1000 + row * 2 + 1] = 0xFF; // tile 0x00 at 0x9000: color 2
         }
         p.write_register(0xFF42, 0, &mut iflags);
         p.write_register(0xFF43, 0, &mut iflags);
         p.write_register(0xFF47, 0xE4, &mut iflags);
-        p.vram[0x1C00] = 0x80;
+        p.vram_mut()[0x1C00] = 0x80;
         p.write_register(0xFF40, 0x81 | LCDC_BG_MAP, &mut iflags);
         run(&mut p, FRAME_DOTS, &mut iflags);
         assert_eq!(px(&p, 0, 0), 1);
@@ -1852,7 +1913,7 @@ mod tests {
         };
         for case in 0..24 {
             let (mut p, mut iflags) = frame_start();
-            for byte in p.vram.iter_mut() {
+            for byte in p.vram_mut().iter_mut() {
                 *byte = next();
             }
             let with_object = case % 2 == 1;
@@ -1883,7 +1944,7 @@ mod tests {
             if with_object {
                 // An opaque 8x8 object at screen x 80-87, lines 40-47.
                 set_sprite(&mut p, 0, 40 + 16, 80 + 8, 0x00, 0);
-                p.vram[0..16].fill(0xFF);
+                p.vram_mut()[0..16].fill(0xFF);
             }
             // The registers were written after line 0 started: the window's Y latch (LY == WY at
             // a line start) holds from the next frame, so check that one.
@@ -1910,9 +1971,9 @@ mod tests {
         solid_tile(&mut p, 2, 2);
         solid_tile(&mut p, 3, 3);
         for col in 0..32 {
-            p.vram[0x1C00 + col] = 1; // window map row 0
-            p.vram[0x1C00 + 32 + col] = 2; // row 1
-            p.vram[0x1C00 + 64 + col] = 3; // row 2
+            p.vram_mut()[0x1C00 + col] = 1; // window map row 0
+            p.vram_mut()[0x1C00 + 32 + col] = 2; // row 1
+            p.vram_mut()[0x1C00 + 64 + col] = 3; // row 2
         }
         p.write_register(0xFF40, 0x91 | LCDC_WIN_ENABLE | LCDC_WIN_MAP, &mut iflags);
         p.write_register(0xFF4A, 0, &mut iflags);
@@ -1968,8 +2029,8 @@ mod tests {
         set_sprite(&mut p, 1, 16, 16, 2, ATTR_PALETTE);
         // X flip on a tile whose left half is color 1 and right half transparent.
         for row in 0..8 {
-            p.vram[4 * 16 + row * 2] = 0xF0;
-            p.vram[4 * 16 + row * 2 + 1] = 0;
+            p.vram_mut()[4 * 16 + row * 2] = 0xF0;
+            p.vram_mut()[4 * 16 + row * 2 + 1] = 0;
         }
         set_sprite(&mut p, 4, 100, 80, 4, 0);
         set_sprite(&mut p, 5, 110, 80, 4, ATTR_X_FLIP);
@@ -2032,7 +2093,7 @@ mod tests {
         let (mut p, mut iflags) = frame_start();
         solid_tile(&mut p, 1, 1);
         solid_tile(&mut p, 2, 3);
-        p.vram[0x1800 + 1] = 1; // BG tile at screen x 8..15 has color 1
+        p.vram_mut()[0x1800 + 1] = 1; // BG tile at screen x 8..15 has color 1
         p.write_register(0xFF40, 0x91 | LCDC_OBJ_ENABLE, &mut iflags);
         // BGP maps color 1 to shade 0: priority must use the color number, not the shade.
         p.write_register(0xFF47, 0xE0, &mut iflags);
@@ -2104,7 +2165,7 @@ mod tests {
     fn save_load_round_trip_continues_identically() {
         let (mut p, mut iflags) = frame_start();
         solid_tile(&mut p, 1, 3);
-        p.vram[0x1800 + 5] = 1;
+        p.vram_mut()[0x1800 + 5] = 1;
         p.write_register(0xFF40, 0xB3, &mut iflags);
         p.write_register(0xFF41, 0x68, &mut iflags);
         p.write_register(0xFF45, 77, &mut iflags);
