@@ -246,6 +246,7 @@ impl Bus {
         }
     }
 
+    #[inline]
     fn dma_source_read(&self, addr: u16) -> u8 {
         match addr {
             0x0000..=0x7FFF => self.cartridge.read_rom(addr),

@@ -387,7 +387,11 @@ impl Ppu {
                 && self.dot >= 3 * DOTS_PER_LINE
                 && self.can_skip_lines()
             {
-                self.run_whole_line_unrendered(interrupt_flags);
+                if self.stat_enable == 0 {
+                    self.run_whole_lines_without_stat();
+                } else {
+                    self.run_whole_line_unrendered(interrupt_flags);
+                }
                 continue;
             }
             if self.pyboy {
@@ -451,6 +455,33 @@ impl Ppu {
         self.ly = line + 1;
         self.lyc_match = self.pyboy && self.ly == self.lyc;
         self.update_stat(iflags);
+        self.stage = Stage::LineEnd;
+        self.next_event = DOTS_PER_LINE;
+    }
+
+    /// `run_whole_line_unrendered` with no STAT source enabled, for every line it may run now:
+    /// the STAT line then stays low whatever the modes, so only the line, the WY latch and the
+    /// window's line counter move from line to line, and the rest is set once as the last line's
+    /// end leaves it.
+    fn run_whole_lines_without_stat(&mut self) {
+        loop {
+            self.dot -= DOTS_PER_LINE;
+            self.line += 1;
+            if self.wy == self.line {
+                self.wy_triggered = true;
+            }
+            if self.window_visible() {
+                self.window_line = self.window_line.wrapping_add(1);
+            }
+            if self.dot < 3 * DOTS_PER_LINE || !self.can_skip_lines() {
+                break;
+            }
+        }
+        self.ly = self.line + 1;
+        self.mode = 0;
+        self.mode_sources = SRC_HBLANK;
+        self.lyc_match = self.pyboy && self.ly == self.lyc;
+        self.stat_line = false; // the LCD is on here (`tick` stops earlier when it is off)
         self.stage = Stage::LineEnd;
         self.next_event = DOTS_PER_LINE;
     }
@@ -1834,6 +1865,67 @@ mod tests {
             )
         };
         (p.bgp >> (2 * color)) & 3
+    }
+
+    #[test]
+    fn catch_ups_over_many_lines_equal_stepping_without_rendering() {
+        // Without rendering, a tick over several lines runs plain lines in one step (one way with
+        // STAT sources enabled, another without). Random registers, both timings, random tick
+        // sizes up to three frames: every interrupt request and the whole saved state must be
+        // those of 4-dot steps.
+        let mut seed = 0xD1B5_4A32_D192_ED03u64;
+        let mut next = move || {
+            seed = seed
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            (seed >> 33) as u32
+        };
+        let state = |p: &Ppu| {
+            let mut w = StateWriter::new();
+            p.save(&mut w);
+            w.finish()
+        };
+        for case in 0..48 {
+            let (mut lazy, mut lazy_flags) = frame_start();
+            lazy.pyboy = case % 2 == 1;
+            lazy.set_render(false);
+            let stat_enable = if case % 3 == 0 {
+                0
+            } else {
+                (next() as u8) & 0x78
+            };
+            for (addr, value) in [
+                (0xFF41, stat_enable),
+                (0xFF45, (next() % 154) as u8),
+                (0xFF4A, (next() % 150) as u8),
+                (0xFF4B, (next() % 170) as u8),
+                (0xFF43, next() as u8),
+            ] {
+                lazy.write_register(addr, value, &mut lazy_flags);
+            }
+            let window = LCDC_WIN_ENABLE * (case % 4 != 0) as u8;
+            let lcdc = LCDC_ON | (next() as u8 & 0x7E) | window;
+            lazy.write_register(0xFF40, lcdc, &mut lazy_flags);
+            let mut stepped = lazy.clone();
+            let mut stepped_flags = lazy_flags;
+            let mut elapsed = 0;
+            while elapsed < 3 * FRAME_DOTS {
+                let dots = 1 + next() % (FRAME_DOTS / 2);
+                lazy.tick(dots, &mut lazy_flags);
+                run(&mut stepped, dots, &mut stepped_flags);
+                elapsed += dots;
+                assert_eq!(
+                    lazy_flags, stepped_flags,
+                    "case {case}, after {elapsed} dots"
+                );
+                assert!(
+                    state(&lazy) == state(&stepped),
+                    "case {case}, after {elapsed} dots"
+                );
+                lazy_flags = 0;
+                stepped_flags = 0;
+            }
+        }
     }
 
     #[test]
