@@ -240,9 +240,26 @@ impl Bus {
 
     /// Copies the OAM DMA bytes that are due by now (PPU must be synced after this, not before).
     fn sync_dma(&mut self) {
-        while let Some((source, index)) = self.dma.next_due(self.cycles) {
-            let value = self.dma_source_read(source);
-            self.ppu.dma_write_oam(index, value);
+        loop {
+            if let Some((source, index, count)) = self.dma.due_run(self.cycles) {
+                if source >= 0xC000 {
+                    // Work RAM (and its echo): one copy. A run stays inside the page it started
+                    // in (at most 0xA0 bytes from a page start), so inside `wram`.
+                    let start = (source & 0x1FFF) as usize;
+                    self.ppu
+                        .dma_write_oam_run(index, &self.wram[start..start + count]);
+                } else {
+                    for i in 0..count {
+                        let value = self.dma_source_read(source.wrapping_add(i as u16));
+                        self.ppu.dma_write_oam(index + i, value);
+                    }
+                }
+            } else if let Some((source, index)) = self.dma.next_due(self.cycles) {
+                let value = self.dma_source_read(source);
+                self.ppu.dma_write_oam(index, value);
+            } else {
+                return;
+            }
         }
     }
 

@@ -888,6 +888,12 @@ impl Ppu {
         }
     }
 
+    /// OAM DMA writes of `bytes` from OAM index `index` on (all inside OAM).
+    pub fn dma_write_oam_run(&mut self, index: usize, bytes: &[u8]) {
+        self.oam[index..index + bytes.len()].copy_from_slice(bytes);
+        self.line_objects_height = 0;
+    }
+
     pub fn oam(&self) -> &[u8; 0xA0] {
         &self.oam
     }
