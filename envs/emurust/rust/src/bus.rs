@@ -64,11 +64,11 @@ pub struct Bus {
     /// from 0 when the LCD was last switched off (see `pyboy_write_offset`).
     pyboy_opcode: u8,
     pyboy_lcd_off_at: u64,
-    /// Where opcode and operand fetches can read memory directly: addresses
-    /// `fetch_lo..fetch_lo + fetch_len` (a ROM half or a work-RAM mirror) map to index
-    /// `fetch_base + (addr - fetch_lo)` of the ROM image or of `wram`. Empty (`fetch_len` 0)
-    /// until a fetch outside it opens one, and closed by whatever could change what those
-    /// addresses read: a write to the bank registers, a DMA transfer, a state load.
+    /// Where opcode and operand fetches can read memory directly: addresses `lo..lo + len` (a
+    /// ROM half or a work-RAM mirror) map to index `base + (addr - lo)` of the ROM image or of
+    /// `wram`. Empty (`len` 0) until a fetch outside it opens one (`fetch_slow`), and closed by
+    /// whatever could change what those addresses read: a write to the bank registers, a DMA
+    /// transfer, a state load.
     fetch_window: FetchWindow,
     /// The frame loop's next look at whether to stop: the deadline, or 0 once the PPU has
     /// started a frame (set where the PPU runs or is written, so the loop tests one number).
@@ -703,12 +703,7 @@ mod tests {
 
     #[test]
     fn dma_conflicts_only_on_its_own_bus() {
-        let mut rom = vec![0u8; 0x8000];
-        rom[0x147] = 0; // ROM only
-        rom[0x14D] = rom[0x134..0x14D]
-            .iter()
-            .fold(0u8, |x, &b| x.wrapping_sub(b).wrapping_sub(1));
-        let mut bus = Bus::new(Cartridge::from_rom(rom).unwrap());
+        let mut bus = bus_with_rom(vec![0u8; 0x8000]); // ROM only
         for i in 0..0xA0u16 {
             bus.wram[(0x0100 + i) as usize] = i as u8;
         }
@@ -735,8 +730,8 @@ mod tests {
         assert_eq!(bus.read_cycle(0xFF80), 0x12, "HRAM stays usable");
     }
 
-    fn bus_with_rom(rom: Vec<u8>) -> Bus {
-        let mut rom = rom;
+    /// A bus with `rom` (its header checksum filled in).
+    fn bus_with_rom(mut rom: Vec<u8>) -> Bus {
         rom[0x14D] = rom[0x134..0x14D]
             .iter()
             .fold(0u8, |x, &b| x.wrapping_sub(b).wrapping_sub(1));
@@ -776,9 +771,7 @@ mod tests {
 
     #[test]
     fn fetches_during_dma_see_the_bus_conflict() {
-        let mut rom = vec![0u8; 0x8000];
-        rom[0x147] = 0;
-        let mut bus = bus_with_rom(rom);
+        let mut bus = bus_with_rom(vec![0u8; 0x8000]);
         for i in 0..0xA0u16 {
             bus.wram[(0x0100 + i) as usize] = i as u8;
         }
