@@ -1405,6 +1405,16 @@ mod tests {
     const FRAME_DOTS: u32 = 70224;
 
     /// A PPU at line 0, dot 0 of a displayed frame (LCD on, default registers, BGP=0xE4).
+    /// A small LCG for the randomised tests (the high bits of a 64-bit state).
+    fn lcg(mut seed: u64) -> impl FnMut() -> u32 {
+        move || {
+            seed = seed
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            (seed >> 33) as u32
+        }
+    }
+
     fn frame_start() -> (Ppu, u8) {
         let mut p = Ppu::new();
         let mut iflags = 0u8;
@@ -1879,13 +1889,7 @@ mod tests {
         // STAT sources enabled, another without). Random registers, both timings, random tick
         // sizes up to three frames: every interrupt request and the whole saved state must be
         // those of 4-dot steps.
-        let mut seed = 0xD1B5_4A32_D192_ED03u64;
-        let mut next = move || {
-            seed = seed
-                .wrapping_mul(6364136223846793005)
-                .wrapping_add(1442695040888963407);
-            (seed >> 33) as u32
-        };
+        let mut next = lcg(0xD1B5_4A32_D192_ED03u64);
         let state = |p: &Ppu| {
             let mut w = StateWriter::new();
             p.save(&mut w);
@@ -1939,13 +1943,8 @@ mod tests {
         // Random OAM (Y biased to the visible range and its edges), both object heights, OAM
         // changed between scans by CPU writes and by DMA: the scan, which reads a per-line table
         // rebuilt after changes, must list the objects a direct pass over OAM lists.
-        let mut seed = 0x9E37_79B9_7F4A_7C15u64;
-        let mut next = move || {
-            seed = seed
-                .wrapping_mul(6364136223846793005)
-                .wrapping_add(1442695040888963407);
-            (seed >> 33) as u8
-        };
+        let mut draw = lcg(0x9E37_79B9_7F4A_7C15u64);
+        let mut next = move || draw() as u8;
         let mut p = Ppu::new();
         let mut iflags = 0;
         p.write_register(0xFF40, 0, &mut iflags); // LCD off: OAM writable by the CPU
@@ -2002,13 +2001,8 @@ mod tests {
         // A small LCG fills VRAM and picks the registers: 24 frames of random layouts, in both
         // drawing paths (lines without objects are drawn as shades straight away; one object on
         // lines 40-47 sends those lines through the color-number path).
-        let mut seed = 0x2545_F491_4F6C_DD1Du64;
-        let mut next = move || {
-            seed = seed
-                .wrapping_mul(6364136223846793005)
-                .wrapping_add(1442695040888963407);
-            (seed >> 33) as u8
-        };
+        let mut draw = lcg(0x2545_F491_4F6C_DD1Du64);
+        let mut next = move || draw() as u8;
         for case in 0..24 {
             let (mut p, mut iflags) = frame_start();
             for byte in p.vram_mut().iter_mut() {
