@@ -9,6 +9,8 @@ fn main() {
     let frames: u32 = args.get(1).map(|s| s.parse().unwrap()).unwrap_or(2400);
     let mut gb = GameBoy::new(rom).expect("load ROM");
     gb.set_render(false);
+    // Count every round of a wait loop (the hook never sees the rounds that are passed over).
+    gb.bus.skip_wait_loops = false;
     gb.run_frames(120);
     gb.set_buttons(1 << 3);
     gb.run_frames(4);

@@ -1,7 +1,9 @@
 //! Frames per second of one emulator on one thread.
-//! Usage: cargo run --release --example speed -- ROM [FRAMES] [--no-render] [--pyboy] [--eager] [--play]
+//! Usage: cargo run --release --example speed -- ROM [FRAMES] [--no-render] [--pyboy] [--eager] [--no-wait-skip] [--play] [--bench-play]
 //! `--play` presses START once and then a direction every 24 frames (2048's moves), so a game is
-//! measured while it plays rather than on its title screen.
+//! measured while it plays rather than on its title screen. `--bench-play` runs the frames of
+//! bench.py's "2048 play" workload instead: from the state just after START, its 20 moves (480
+//! frames) again and again, each time from that state.
 use emurust_core::gameboy::{GameBoy, PowerOn};
 use std::time::Instant;
 
@@ -11,7 +13,7 @@ fn main() {
     let positional: Vec<&String> = args.iter().filter(|a| !a.starts_with("--")).collect();
     let path = positional
         .first()
-        .expect("usage: speed ROM [FRAMES] [--no-render] [--pyboy] [--eager] [--play]");
+        .expect("usage: speed ROM [FRAMES] [--no-render] [--pyboy] [--eager] [--no-wait-skip] [--play] [--bench-play]");
     let frames: u32 = positional
         .get(1)
         .map(|s| s.parse().expect("FRAMES"))
@@ -25,6 +27,10 @@ fn main() {
     let mut gb = GameBoy::with_power_on(rom, power_on).expect("load ROM");
     gb.set_render(!flag("--no-render"));
     gb.bus.eager_ppu = flag("--eager");
+    gb.bus.skip_wait_loops = !flag("--no-wait-skip");
+    if flag("--bench-play") {
+        return bench_play(gb, frames, power_on);
+    }
     gb.run_frames(120);
     let play = flag("--play");
     if play {
@@ -53,6 +59,36 @@ fn main() {
         frames,
         secs,
         !flag("--no-render"),
+        power_on
+    );
+}
+
+/// bench.py's `PLAY_MOVES` (numpy's `default_rng(2048).integers(0, 4, 20)`), as button bits:
+/// up, down, left, right are 0..3 there.
+const BENCH_PLAY_MOVES: [u8; 20] = [3, 3, 1, 3, 0, 3, 2, 3, 2, 3, 1, 0, 0, 0, 2, 3, 2, 2, 0, 0];
+const DIRECTION_BITS: [u8; 4] = [1 << 6, 1 << 7, 1 << 5, 1 << 4];
+
+fn bench_play(mut gb: GameBoy, frames: u32, power_on: PowerOn) {
+    // bench.py's `_ours_start_state`: boot frames + 1, START for 4 frames, 30 frames to settle.
+    gb.run_phases(&[(0, 61), (1 << 3, 4), (0, 30)], false);
+    let start_state = gb.save_state();
+    let phases: Vec<(u8, u32)> = BENCH_PLAY_MOVES
+        .iter()
+        .flat_map(|&m| [(DIRECTION_BITS[m as usize], 4), (0, 20)])
+        .collect();
+    let calls = frames.div_ceil(480).max(1);
+    let start = Instant::now();
+    for _ in 0..calls {
+        gb.load_state(&start_state).expect("own state");
+        gb.run_phases(&phases, false);
+    }
+    let secs = start.elapsed().as_secs_f64();
+    println!(
+        "{:.0} frames/s ({} frames in {:.3}s, bench play, render {}, {:?})",
+        (calls * 480) as f64 / secs,
+        calls * 480,
+        secs,
+        gb.bus.ppu.render(),
         power_on
     );
 }

@@ -43,6 +43,12 @@ pub struct Bus {
     timer_synced: u64,
     /// Verification switch: make every PPU stage boundary an event (the results must not change).
     pub eager_ppu: bool,
+    /// Let the CPU pass over the rounds of a wait loop (polling STAT or LY, or counting down) that
+    /// cannot change anything but its registers and the clock (`cpu::wait_loops`); a
+    /// verification switch like `eager_ppu` (the results must not change), on by default.
+    pub skip_wait_loops: bool,
+    /// T-cycles passed over that way by this emulator (a diagnostic, not machine state).
+    pub wait_cycles_skipped: u64,
     /// Bus cycles at which the PPU / timer next need to run (u64::MAX: not before an access).
     ppu_event: u64,
     timer_event: u64,
@@ -133,6 +139,8 @@ impl Bus {
             ppu_synced: 0,
             timer_synced: 0,
             eager_ppu: false,
+            skip_wait_loops: true,
+            wait_cycles_skipped: 0,
             ppu_event: 0,
             timer_event: 0,
             dma_busy: (0, 0),
@@ -689,6 +697,50 @@ impl CpuBus for Bus {
             && self.deadline <= self.cycles
             && self.deadline + 4 > self.cycles;
         self.ppu.pyboy_transition_within(4) || self.timer.overflowed_or_reloaded() || frame_end
+    }
+    fn peek_code(&self, addr: u16) -> Option<u8> {
+        match addr {
+            0x0000..=0x7FFF => Some(self.cartridge.read_rom(addr)),
+            0xC000..=0xFDFF => Some(self.wram[(addr & 0x1FFF) as usize]),
+            0xFF80..=0xFFFE => Some(self.hram[(addr & 0x7F) as usize]),
+            _ => None,
+        }
+    }
+    /// Until the next event (a unit due to act, or the deadline) or the frame loop's next stop,
+    /// less one cycle, so that no bus cycle in between would have done anything but count. Only
+    /// with no interrupt pending (none can be raised before then: that takes an event), and
+    /// without OAM DMA unless the loop is in high RAM (below 0xFF00 the CPU would read the DMA's
+    /// bus, not the code; the transfer itself is copied lazily by time, like the PPU's work).
+    fn quiet_cycles(&self, code_at: u16) -> u64 {
+        if !self.skip_wait_loops
+            || self.pending_interrupts() != 0
+            || (self.dma.is_active() || self.dma_busy_len != 0) && code_at < 0xFF80
+        {
+            return 0;
+        }
+        self.next_event
+            .min(self.frame_check_at)
+            .saturating_sub(self.cycles + 1)
+    }
+    /// Also before the PPU's next stage boundary (where STAT's mode and LY=LYC bits and LY
+    /// change, whether or not that is an event), and only if the register reads now what the CPU
+    /// just read (in the PyBoy timing a read can see an earlier value; later rounds read the
+    /// current one).
+    fn poll_quiet_cycles(&self, code_at: u16, addr: u16, value: u8) -> u64 {
+        if self.ppu_synced != self.cycles || self.ppu.read_register(addr) != value {
+            return 0;
+        }
+        let quiet = self.quiet_cycles(code_at);
+        match self.ppu.dots_until_next_event(true) {
+            u32::MAX => quiet,
+            dots => quiet.min((self.ppu_synced + dots as u64).saturating_sub(self.cycles + 1)),
+        }
+    }
+    fn skip_wait_cycles(&mut self, cycles: u64) {
+        self.cycles += cycles;
+        // The current instruction (the loop's LDH or JR) is the one that many rounds later.
+        self.pyboy_fetch_end += cycles;
+        self.wait_cycles_skipped += cycles;
     }
     #[inline]
     fn pyboy_opcode_fetched(&mut self, opcode: u8) {

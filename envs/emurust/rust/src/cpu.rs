@@ -6,6 +6,8 @@
 
 use crate::state::{StateError, StateReader, StateWriter};
 
+mod wait_loops;
+
 /// Invokes the macro `$m` with the 256 byte values as literals: both opcode tables are generated
 /// from this one list, one match arm per opcode.
 macro_rules! with_every_byte {
@@ -76,6 +78,26 @@ pub trait CpuBus {
     fn pyboy_chunk_ended(&mut self) -> bool {
         false
     }
+    /// The byte at `addr` if reading it has no side effects and nothing but the CPU's own writes
+    /// can change it (ROM, work RAM, high RAM), for looking ahead at code; `None` elsewhere.
+    fn peek_code(&self, _addr: u16) -> Option<u8> {
+        None
+    }
+    /// How many T-cycles from now can pass with nothing observable happening besides the CPU's
+    /// own instructions, while they run a loop at `code_at` that touches only registers: no
+    /// interrupt pending or raised, no unit due to act, no stop of the caller's run loop, and
+    /// the code reading as it does now. 0 when that cannot be promised (see `cpu::wait_loops`).
+    fn quiet_cycles(&self, _code_at: u16) -> u64 {
+        0
+    }
+    /// `quiet_cycles` for a loop that also reads `addr` (STAT or LY) and has just read `value`
+    /// there: also bounded by the next change of what that register reads.
+    fn poll_quiet_cycles(&self, _code_at: u16, _addr: u16, _value: u8) -> u64 {
+        0
+    }
+    /// Lets `cycles` (at most `quiet_cycles` or `poll_quiet_cycles`) pass, as the CPU's rounds of
+    /// a wait loop would.
+    fn skip_wait_cycles(&mut self, _cycles: u64) {}
 }
 
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -721,10 +743,14 @@ impl Cpu {
                 bus.idle_cycle();
             }
             0x20 | 0x28 | 0x30 | 0x38 => {
-                let offset = self.fetch(bus) as i8;
+                let offset = self.fetch(bus);
                 if self.condition(op >> 3) {
-                    self.pc = self.pc.wrapping_add(offset as u16);
+                    self.pc = self.pc.wrapping_add(offset as i8 as u16);
                     bus.idle_cycle();
+                    // Back 3 to 5 bytes with JR NZ / NC: perhaps a counting delay loop.
+                    if op & 0x08 == 0 && offset.wrapping_sub(0xFB) < 3 {
+                        self.skip_delay_loop(bus, op, offset);
+                    }
                 }
             }
             // RET / RET cc / RETI
@@ -807,6 +833,9 @@ impl Cpu {
             0xF0 => {
                 let n = self.fetch(bus);
                 self.a = bus.read_cycle(0xFF00 | n as u16);
+                if n == 0x41 || n == 0x44 {
+                    self.skip_register_poll(bus, n);
+                }
             }
             0xE2 => bus.write_cycle(0xFF00 | self.c as u16, self.a),
             0xF2 => self.a = bus.read_cycle(0xFF00 | self.c as u16),

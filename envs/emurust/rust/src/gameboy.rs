@@ -220,6 +220,8 @@ impl GameBoy {
         let mut fresh = GameBoy::new(rom).map_err(|e| StateError(e.to_string()))?;
         fresh.set_render(self.bus.ppu.render());
         fresh.bus.eager_ppu = self.bus.eager_ppu;
+        fresh.bus.skip_wait_loops = self.bus.skip_wait_loops;
+        fresh.bus.wait_cycles_skipped = self.bus.wait_cycles_skipped;
         fresh.set_pyboy_compat(self.pyboy_compat());
         fresh.cpu.load(&mut r)?;
         fresh.bus.load(&mut r)?;
@@ -227,5 +229,146 @@ impl GameBoy {
         r.finish()?;
         *self = fresh;
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A ROM-only cartridge that waits in every loop form `cpu::wait_loops` passes over: polling
+    /// STAT and LY (AND n, BIT b,A and CP n tests; JR NZ, Z, NC and C), counting down with
+    /// DEC r, SUB n and DEC rr, and counting down in high RAM during an OAM DMA transfer. It
+    /// records DIV after each wait and counts interrupts in work RAM. `interrupts` enables the
+    /// VBlank, STAT (mode 2) and timer interrupts, the timer ticking every 16 cycles; without,
+    /// no STAT source is enabled either, so that the PPU's stage boundaries are not bus events.
+    fn wait_loop_rom(interrupts: bool) -> Vec<u8> {
+        let mut rom = vec![0u8; 0x8000];
+        // Handlers, at 0x60 + 16n: PUSH AF (the flags a wait loop left stay on the stack, in high
+        // RAM); PUSH HL; LD HL,0xC010+n; INC (HL); POP HL; POP AF; RETI.
+        for (n, vector) in [0x40usize, 0x48, 0x50].into_iter().enumerate() {
+            let handler = 0x60 + 16 * n;
+            rom[vector..vector + 3].copy_from_slice(&[0xC3, handler as u8, 0x00]);
+            let count_at = 0x10 + n as u8;
+            rom[handler..handler + 9]
+                .copy_from_slice(&[0xF5, 0xE5, 0x21, count_at, 0xC0, 0x34, 0xE1, 0xF1, 0xD9]);
+        }
+        rom[0x100..0x104].copy_from_slice(&[0x00, 0xC3, 0x50, 0x01]); // JP 0x0150
+        let (ie, stat) = if interrupts {
+            (0x07, 0x20)
+        } else {
+            (0x00, 0x00)
+        };
+        let mut code = vec![
+            0x01, 0x00, 0xC1, // LD BC, 0xC100: where DIV is recorded
+            0x3E, stat, 0xE0, 0x41, // STAT sources
+            0x3E, 0x05, 0xE0, 0x07, // TAC: on, every 16 cycles
+            0x3E, ie, 0xE0, 0xFF, // IE
+            0x21, 0x80, 0xFF, // LD HL, 0xFF80
+        ];
+        // At 0xFF80: start OAM DMA from 0xC100, count A down from 40 (as games wait for it), RET.
+        for byte in [0x3E, 0xC1, 0xE0, 0x46, 0x3E, 0x28, 0x3D, 0x20, 0xFD, 0xC9] {
+            code.extend_from_slice(&[0x3E, byte, 0x22]); // LD A,byte; LD (HL+),A
+        }
+        code.push(0xFB); // EI
+        let record_div = [0xF0, 0x04, 0x02, 0x03]; // LDH A,(DIV); LD (BC),A; INC BC
+        let waits: [&[u8]; 12] = [
+            &[0xF0, 0x41, 0xE6, 0x03, 0x20, 0xFA], // until mode 0: AND 3; JR NZ
+            &[0xF0, 0x41, 0xCB, 0x4F, 0x28, 0xFA], // until STAT bit 1: BIT 1,A; JR Z
+            &[0xF0, 0x44, 0xFE, 0x90, 0x20, 0xFA], // until LY = 144: CP 144; JR NZ
+            &[0xF0, 0x44, 0xFE, 0x90, 0x30, 0xFA], // until LY < 144: CP 144; JR NC
+            &[0xF0, 0x44, 0xFE, 0x40, 0x38, 0xFA], // until LY >= 64: CP 64; JR C
+            &[0x16, 0x07, 0x15, 0x20, 0xFD],       // LD D,7; DEC D; JR NZ
+            &[0x3E, 0x00, 0x3D, 0x20, 0xFD],       // LD A,0; DEC A; JR NZ (256 rounds)
+            &[0x2E, 0x30, 0x2D, 0x20, 0xFD],       // LD L,0x30; DEC L; JR NZ
+            &[0x3E, 0xC8, 0xD6, 0x07, 0x30, 0xFC], // LD A,200; SUB 7; JR NC
+            &[0x11, 0x20, 0x03, 0x1B, 0x7A, 0xB3, 0x20, 0xFB], // DEC DE; LD A,D; OR E; JR NZ
+            &[0x21, 0x40, 0x00, 0x2B, 0x7D, 0xB4, 0x20, 0xFB], // DEC HL; LD A,L; OR H; JR NZ
+            &[0xCD, 0x80, 0xFF],                   // CALL 0xFF80
+        ];
+        let loop_start = 0x150 + code.len();
+        for wait in waits {
+            code.extend_from_slice(wait);
+            code.extend_from_slice(&record_div);
+        }
+        // Keep BC in 0xC100..0xCFFF, then loop.
+        code.extend_from_slice(&[0x78, 0xE6, 0x0E, 0xF6, 0xC1, 0x47]);
+        code.extend_from_slice(&[0xC3, loop_start as u8, (loop_start >> 8) as u8]);
+        rom[0x150..0x150 + code.len()].copy_from_slice(&code);
+        rom[0x14D] = rom[0x134..0x14D]
+            .iter()
+            .fold(0u8, |x, &b| x.wrapping_sub(b).wrapping_sub(1));
+        rom
+    }
+
+    fn assert_same_state(a: &mut GameBoy, b: &mut GameBoy, case: &str) {
+        let (a, b) = (a.save_state(), b.save_state());
+        let first_difference = a.iter().zip(&b).position(|(x, y)| x != y);
+        assert!(
+            a.len() == b.len() && first_difference.is_none(),
+            "{case}: save states differ from byte {first_difference:?} of {}",
+            a.len()
+        );
+    }
+
+    #[test]
+    fn skipping_wait_loop_rounds_equals_running_them() {
+        for interrupts in [false, true] {
+            for power_on in [PowerOn::Dmg, PowerOn::PyBoy] {
+                let rom = wait_loop_rom(interrupts);
+                let mut skipping = GameBoy::with_power_on(rom.clone(), power_on).unwrap();
+                let mut plain = GameBoy::with_power_on(rom, power_on).unwrap();
+                plain.bus.skip_wait_loops = false;
+                let case = format!("interrupts {interrupts}, {power_on:?}");
+                let mut boundaries_reached = 0;
+                for frame in 0..30 {
+                    // Every instruction boundary the skipping run reaches, the plain run reaches
+                    // at the same cycle with the same registers (so a skip leaves the registers
+                    // as the rounds it passed over would have).
+                    let mut boundaries = std::collections::HashMap::new();
+                    plain.run_frame_with(|cpu, bus| {
+                        boundaries.insert(bus.cycles, cpu.clone());
+                    });
+                    skipping.run_frame_with(|cpu, bus| {
+                        boundaries_reached += 1;
+                        let plain_cpu = boundaries.get(&bus.cycles);
+                        assert_eq!(
+                            plain_cpu,
+                            Some(cpu),
+                            "{case}, frame {frame}, cycle {}",
+                            bus.cycles
+                        );
+                    });
+                    assert_same_state(&mut skipping, &mut plain, &format!("{case}, frame {frame}"));
+                    // And at instruction boundaries inside a frame.
+                    let cycles = 1 + (frame as u64 * 7919) % CYCLES_PER_FRAME;
+                    skipping.run_cycles(cycles);
+                    plain.run_cycles(cycles);
+                    assert_same_state(
+                        &mut skipping,
+                        &mut plain,
+                        &format!("{case}, frame {frame} +{cycles}"),
+                    );
+                }
+                assert!(
+                    skipping.bus.wait_cycles_skipped > 30 * 10_000,
+                    "{case}: {}",
+                    skipping.bus.wait_cycles_skipped
+                );
+                assert_eq!(plain.bus.wait_cycles_skipped, 0);
+                assert!(boundaries_reached > 5_000, "{case}: {boundaries_reached}");
+                let interrupts_taken = (0..3)
+                    .map(|n| plain.read_memory(0xC010 + n))
+                    .collect::<Vec<_>>();
+                if interrupts {
+                    assert!(
+                        interrupts_taken.iter().all(|&n| n > 0),
+                        "{case}: {interrupts_taken:?}"
+                    );
+                } else {
+                    assert_eq!(interrupts_taken, [0, 0, 0], "{case}");
+                }
+            }
+        }
     }
 }

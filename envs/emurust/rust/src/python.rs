@@ -98,15 +98,31 @@ impl PyGameBoy {
     /// `render=False` skips drawing (the screen keeps its last frame; emulation is unchanged).
     /// `power_on`: "dmg" (Nintendo's boot ROM state) or "pyboy" (PyBoy 2.8.1's, for L3).
     /// `eager_events=True` runs the PPU at every stage boundary instead of lazily (slower; for
-    /// checking that the lazy scheduler changes nothing).
+    /// checking that the lazy scheduler changes nothing). `skip_wait_loops=False` runs every
+    /// round of a wait loop (polling STAT or LY, or counting down) instead of passing over the
+    /// rounds that can change nothing but its registers and the clock (slower; for checking that
+    /// passing over them changes nothing).
     #[new]
-    #[pyo3(signature = (rom, render=true, power_on="dmg", eager_events=false))]
-    fn new(rom: &[u8], render: bool, power_on: &str, eager_events: bool) -> PyResult<Self> {
+    #[pyo3(signature = (rom, render=true, power_on="dmg", eager_events=false, skip_wait_loops=true))]
+    fn new(
+        rom: &[u8],
+        render: bool,
+        power_on: &str,
+        eager_events: bool,
+        skip_wait_loops: bool,
+    ) -> PyResult<Self> {
         let power_on = parse_power_on(power_on)?;
         let mut inner = GameBoy::with_power_on(rom.to_vec(), power_on).map_err(rom_error)?;
         inner.set_render(render);
         inner.bus.eager_ppu = eager_events;
+        inner.bus.skip_wait_loops = skip_wait_loops;
         Ok(PyGameBoy { inner })
+    }
+
+    /// T-cycles this emulator passed over in wait loops (a diagnostic; see `skip_wait_loops`).
+    #[getter]
+    fn wait_cycles_skipped(&self) -> u64 {
+        self.inner.bus.wait_cycles_skipped
     }
 
     #[getter]
