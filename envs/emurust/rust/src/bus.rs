@@ -647,7 +647,9 @@ impl CpuBus for Bus {
             return if window.wram {
                 self.wram[index & 0x1FFF]
             } else {
-                self.cartridge.rom_at(index)
+                // SAFETY: a ROM window's `base` is a `bank_offset` (see `fetch_slow`) and
+                // `offset < len = 0x4000`: `rom_at_unchecked`'s contract.
+                unsafe { self.cartridge.rom_at_unchecked(index) }
             };
         }
         self.fetch_slow(addr)
