@@ -7,8 +7,9 @@ Workloads (frames/s with rendering on = every frame drawn, and off):
   frames and then loops, at another speed): every call loads the state saved at frame 120 and
   runs 240 frames from there;
 - `2048 title`: 2048's title screen, where the CPU sits in HALT between frames, as idle games do;
-- `2048 play`: 2048 while it is played, the RL workload. The game redraws its board every frame
-  with the CPU busy polling STAT, so this is a CPU-bound workload. To keep it steady, every call
+- `2048 play`: 2048 while it is played, the RL workload. The game redraws its board every frame,
+  its CPU busy the whole frame (it polls STAT before each VRAM write; ours passes over most of
+  those rounds, see the README), so this is a CPU-bound workload. To keep it steady, every call
   loads the state saved just after START and plays the same 20 moves (480 frames) from there.
 - env steps/s on 2048 play: one step = a direction held 4 frames then released for 20 (24
   frames), then the board and score read from RAM; with rendering on, the last frame is drawn and
