@@ -196,6 +196,27 @@ struct LineSprite {
     index: u8,
 }
 
+/// What a background line drawn as shades was drawn from, besides VRAM it does not read: the map
+/// row (its VRAM offset), the row within its tiles, SCX, BGP, the tile addressing (LCDC.4's index
+/// flip), and the write counts of that map row and of that tile-row position when it was drawn.
+#[derive(Clone, Copy, Default, PartialEq, Eq)]
+struct BgLineKey {
+    map_row: u16,
+    tile_row: u8,
+    scx: u8,
+    bgp: u8,
+    index_flip: u8,
+    map_row_version: u64,
+    tile_row_version: u64,
+}
+
+/// A background line (before the window and objects) as shades, and what it was drawn from.
+#[derive(Clone, Copy)]
+struct BgLine {
+    key: BgLineKey,
+    shades: [u8; SCREEN_WIDTH],
+}
+
 #[derive(Clone)]
 pub struct Ppu {
     /// Written only through `write_vram` (and `vram_mut` in tests), which keep `bg_row_shades`
@@ -283,6 +304,15 @@ pub struct Ppu {
     /// machine state): most frames draw the same few tiles under the same palette.
     bg_row_shades: [u64; 0x1000],
     bg_row_palette: [u16; 0x1000],
+    /// Background lines drawn as shades, one slot per screen line, each with its `BgLineKey`: a
+    /// line drawn from the same map row, registers and VRAM as the one in its slot is copied,
+    /// not drawn (static screens redraw the same lines every frame). A cache, not state; slots
+    /// start with a key no line has (map row 0).
+    bg_lines: Box<[BgLine; SCREEN_HEIGHT]>,
+    /// Write counts of the 64 tile map rows (both maps) and of the 8 tile-data row positions (a
+    /// write to row r of any tile counts for r), which `BgLineKey` records.
+    map_row_versions: [u64; 64],
+    tile_row_versions: [u64; 8],
     /// Inline, never reallocated: Python holds zero-copy views of it (see python.rs).
     front: [u8; SCREEN_PIXELS],
 }
@@ -361,6 +391,14 @@ impl Ppu {
             shade_lut_palette: 0x100,
             bg_row_shades: [0; 0x1000],
             bg_row_palette: [ROW_STALE; 0x1000],
+            bg_lines: Box::new(
+                [BgLine {
+                    key: BgLineKey::default(),
+                    shades: [0; SCREEN_WIDTH],
+                }; SCREEN_HEIGHT],
+            ),
+            map_row_versions: [0; 64],
+            tile_row_versions: [0; 8],
             front: [0; SCREEN_PIXELS],
         };
         ppu.lyc_match = ppu.ly == ppu.lyc;
@@ -847,6 +885,9 @@ impl Ppu {
             self.vram[index] = value;
             if index < 0x1800 {
                 self.bg_row_palette[index >> 1] = ROW_STALE;
+                self.tile_row_versions[(index >> 1) & 7] += 1;
+            } else {
+                self.map_row_versions[(index - 0x1800) >> 5] += 1;
             }
         }
     }
@@ -859,6 +900,8 @@ impl Ppu {
     #[cfg(test)]
     fn vram_mut(&mut self) -> &mut [u8; 0x2000] {
         self.bg_row_palette = [ROW_STALE; 0x1000];
+        self.map_row_versions.iter_mut().for_each(|v| *v += 1);
+        self.tile_row_versions.iter_mut().for_each(|v| *v += 1);
         &mut self.vram
     }
 
@@ -1109,16 +1152,22 @@ impl Ppu {
         (((hi >> bit) & 1) << 1) | ((lo >> bit) & 1)
     }
 
-    /// The two bytes of row `row` of BG/window tile `tile` under the current addressing mode.
-    #[inline]
-    /// Where row `row` of background/window tile `tile` starts in VRAM (its low plane byte).
-    fn bg_tile_row_offset(&self, tile: u8, row: usize) -> usize {
-        let base = if self.lcdc & LCDC_TILE_DATA != 0 {
-            tile as usize * 16
+    /// The background/window tile addressing of LCDC.4, as (index flip, base): tile data at
+    /// 0x8000 with unsigned indices, or at 0x9000 with signed ones, which is index ^ 0x80 from
+    /// 0x8800. Taken once per line, so that the per-tile offsets need no branch.
+    fn bg_tile_addressing(&self) -> (u8, usize) {
+        if self.lcdc & LCDC_TILE_DATA != 0 {
+            (0, 0)
         } else {
-            (0x1000i32 + (tile as i8 as i32) * 16) as usize
-        };
-        base + row * 2
+            (0x80, 0x800)
+        }
+    }
+
+    /// Where row `row` of background/window tile `tile` starts in VRAM (its low plane byte),
+    /// under `addressing` (`bg_tile_addressing`).
+    #[inline]
+    fn bg_tile_row_offset((flip, base): (u8, usize), tile: u8, row: usize) -> usize {
+        base + (tile ^ flip) as usize * 16 + row * 2
     }
 
     /// Draws line `self.line` into the back buffer.
@@ -1136,7 +1185,7 @@ impl Ppu {
             let colors = |p: &mut Ppu, offset: usize| {
                 u64::from_le_bytes(tile_row_colors(p.vram[offset], p.vram[offset + 1]))
             };
-            self.background_line(colors, 0, &mut bg)
+            self.background_line(colors, 0, false, &mut bg)
         } else {
             if self.shade_lut_palette != bgp as u16 {
                 self.shade_lut = shade_lut(bgp);
@@ -1155,7 +1204,7 @@ impl Ppu {
                 p.bg_row_palette[entry] = bgp as u16;
                 row
             };
-            self.background_line(shades, bgp & 3, &mut bg)
+            self.background_line(shades, bgp & 3, true, &mut bg)
         };
         if window {
             // The fetcher ran the window on this line (also with LCDC.0 clear on DMG).
@@ -1228,12 +1277,14 @@ impl Ppu {
 
     /// Draws the background and window of the current line into `bg`, each tile row turned into
     /// eight pixel bytes by `tile_pixels(self, offset)`, `offset` being where the row starts in
-    /// VRAM (leftmost pixel in the lowest byte); `blank` where LCDC.0 hides both. Says whether
-    /// the window ran on this line (its line counter then advances).
+    /// VRAM (leftmost pixel in the lowest byte); `blank` where LCDC.0 hides both. With
+    /// `as_shades` (the pixels are BGP shades), the background part goes through `bg_lines`.
+    /// Says whether the window ran on this line (its line counter then advances).
     fn background_line(
         &mut self,
         mut tile_pixels: impl FnMut(&mut Ppu, usize) -> u64,
         blank: u8,
+        as_shades: bool,
         bg: &mut [u8; SCREEN_WIDTH],
     ) -> bool {
         let line = self.line as usize;
@@ -1250,13 +1301,30 @@ impl Ppu {
             let tile_row = y & 7;
             // 21 tiles cover 160 pixels at any fine scroll; draw them whole, then take the window.
             let scx = self.scx as usize;
-            let mut strip = [0u8; 21 * 8];
-            for (i, chunk) in strip.chunks_exact_mut(8).enumerate() {
-                let tile = self.vram[map_row + ((scx / 8 + i) & 31)];
-                let offset = self.bg_tile_row_offset(tile, tile_row);
-                chunk.copy_from_slice(&tile_pixels(self, offset).to_le_bytes());
+            let addressing = self.bg_tile_addressing();
+            let key = BgLineKey {
+                map_row: map_row as u16,
+                tile_row: tile_row as u8,
+                scx: self.scx,
+                bgp: self.bgp,
+                index_flip: addressing.0,
+                map_row_version: self.map_row_versions[(map_row - 0x1800) >> 5],
+                tile_row_version: self.tile_row_versions[tile_row],
+            };
+            if as_shades && self.bg_lines[line].key == key {
+                bg.copy_from_slice(&self.bg_lines[line].shades);
+            } else {
+                let mut strip = [0u8; 21 * 8];
+                for (i, chunk) in strip.chunks_exact_mut(8).enumerate() {
+                    let tile = self.vram[map_row + ((scx / 8 + i) & 31)];
+                    let offset = Self::bg_tile_row_offset(addressing, tile, tile_row);
+                    chunk.copy_from_slice(&tile_pixels(self, offset).to_le_bytes());
+                }
+                bg.copy_from_slice(&strip[scx & 7..(scx & 7) + SCREEN_WIDTH]);
+                if as_shades {
+                    self.bg_lines[line] = BgLine { key, shades: *bg };
+                }
             }
-            bg.copy_from_slice(&strip[scx & 7..(scx & 7) + SCREEN_WIDTH]);
         } else {
             bg.fill(blank);
         }
@@ -1279,8 +1347,9 @@ impl Ppu {
             let width = SCREEN_WIDTH - first;
             let mut strip = [0u8; 21 * 8];
             let tiles = (skip + width).div_ceil(8);
+            let addressing = self.bg_tile_addressing();
             for (i, chunk) in strip.chunks_exact_mut(8).take(tiles).enumerate() {
-                let offset = self.bg_tile_row_offset(self.vram[map_row + i], tile_row);
+                let offset = Self::bg_tile_row_offset(addressing, self.vram[map_row + i], tile_row);
                 chunk.copy_from_slice(&tile_pixels(self, offset).to_le_bytes());
             }
             bg[first..].copy_from_slice(&strip[skip..skip + width]);
@@ -1994,6 +2063,64 @@ mod tests {
             }
         }
         assert!(scans > 1000, "too few lines with objects: {scans}");
+    }
+
+    #[test]
+    fn background_lines_are_redrawn_when_what_they_show_changes() {
+        // A random background, drawn frame after frame; between frames (in VBlank) one to three
+        // random changes: a tile-data or map byte written by the CPU, or SCX, SCY, BGP, LCDC's
+        // tile addressing or map select. Every frame must equal the per-pixel reference, so a
+        // background line copied from `bg_lines` must be the line drawing it would give.
+        let (mut p, mut iflags) = frame_start();
+        let mut next = lcg(11);
+        for byte in p.vram_mut().iter_mut() {
+            *byte = next() as u8;
+        }
+        run(&mut p, 2 * FRAME_DOTS, &mut iflags);
+        let mut copied_lines = 0;
+        for step in 0..60 {
+            run(&mut p, 145 * DOTS_PER_LINE, &mut iflags); // into VBlank: VRAM is free
+            for _ in 0..1 + next() % 3 {
+                let value = next() as u8;
+                match next() % 8 {
+                    0 | 1 => p.write_vram(0x8000 + (next() % 0x1800) as u16, value),
+                    2 | 3 => p.write_vram(0x9800 + (next() % 0x800) as u16, value),
+                    4 => p.write_register(0xFF43, value, &mut iflags),
+                    5 => p.write_register(0xFF42, value, &mut iflags),
+                    6 => p.write_register(0xFF47, value, &mut iflags),
+                    _ => {
+                        let lcdc = 0x81 | (value & (LCDC_TILE_DATA | LCDC_BG_MAP));
+                        p.write_register(0xFF40, lcdc, &mut iflags);
+                    }
+                }
+            }
+            // Before drawing: which slots already hold the lines this frame will draw.
+            copied_lines += (0..SCREEN_HEIGHT)
+                .filter(|&y| {
+                    let row = (y + p.scy as usize) & 0xFF;
+                    let map = if p.lcdc & LCDC_BG_MAP != 0 {
+                        0x1C00
+                    } else {
+                        0x1800
+                    };
+                    p.bg_lines[y].key.map_row as usize == map + (row / 8) * 32
+                        && p.bg_lines[y].key.scx == p.scx
+                        && p.bg_lines[y].key.bgp == p.bgp
+                })
+                .count();
+            run(&mut p, 9 * DOTS_PER_LINE + FRAME_DOTS, &mut iflags);
+            for y in 0..SCREEN_HEIGHT {
+                for x in 0..SCREEN_WIDTH {
+                    assert_eq!(
+                        px(&p, x, y),
+                        reference_shade(&p, x, y),
+                        "step {step}, ({x}, {y})"
+                    );
+                }
+            }
+        }
+        // Most frames change only a few lines: most lines were candidates for a copy.
+        assert!(copied_lines > 60 * SCREEN_HEIGHT / 3, "{copied_lines}");
     }
 
     #[test]
