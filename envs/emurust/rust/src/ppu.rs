@@ -196,9 +196,10 @@ struct LineSprite {
     index: u8,
 }
 
-/// What a background line drawn as shades was drawn from, besides VRAM it does not read: the map
-/// row (its VRAM offset), the row within its tiles, SCX, BGP, the tile addressing (LCDC.4's index
-/// flip), and the write counts of that map row and of that tile-row position when it was drawn.
+/// Everything a background line drawn as shades depends on: the map row (its VRAM offset), the
+/// row within its tiles, SCX, BGP, the tile addressing (LCDC.4's index flip), and how many times
+/// that map row and that tile-row position had been written when it was drawn (so any VRAM write
+/// that could change the line changes its key).
 #[derive(Clone, Copy, Default, PartialEq, Eq)]
 struct BgLineKey {
     map_row: u16,
