@@ -76,7 +76,8 @@ fn bench_play(mut gb: GameBoy, frames: u32, power_on: PowerOn) {
         .iter()
         .flat_map(|&m| [(DIRECTION_BITS[m as usize], 4), (0, 20)])
         .collect();
-    let calls = frames.div_ceil(480).max(1);
+    let frames_per_call: u32 = phases.iter().map(|&(_, n)| n).sum();
+    let calls = frames.div_ceil(frames_per_call).max(1);
     let start = Instant::now();
     for _ in 0..calls {
         gb.load_state(&start_state).expect("own state");
@@ -85,8 +86,8 @@ fn bench_play(mut gb: GameBoy, frames: u32, power_on: PowerOn) {
     let secs = start.elapsed().as_secs_f64();
     println!(
         "{:.0} frames/s ({} frames in {:.3}s, bench play, render {}, {:?})",
-        (calls * 480) as f64 / secs,
-        calls * 480,
+        (calls * frames_per_call) as f64 / secs,
+        calls * frames_per_call,
         secs,
         gb.bus.ppu.render(),
         power_on

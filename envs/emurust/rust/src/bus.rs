@@ -786,9 +786,7 @@ mod tests {
 
     /// A bus with `rom` (its header checksum filled in).
     fn bus_with_rom(mut rom: Vec<u8>) -> Bus {
-        rom[0x14D] = rom[0x134..0x14D]
-            .iter()
-            .fold(0u8, |x, &b| x.wrapping_sub(b).wrapping_sub(1));
+        rom[0x14D] = crate::cartridge::header_checksum(&rom);
         Bus::new(Cartridge::from_rom(rom).unwrap())
     }
 

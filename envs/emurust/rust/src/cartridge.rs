@@ -100,7 +100,7 @@ pub struct Cartridge {
     bank_offsets: [usize; 2],
 }
 
-fn header_checksum(rom: &[u8]) -> u8 {
+pub(crate) fn header_checksum(rom: &[u8]) -> u8 {
     rom[0x134..=0x14C]
         .iter()
         .fold(0u8, |x, &b| x.wrapping_sub(b).wrapping_sub(1))

@@ -295,9 +295,7 @@ mod tests {
         code.extend_from_slice(&[0x78, 0xE6, 0x0E, 0xF6, 0xC1, 0x47]);
         code.extend_from_slice(&[0xC3, loop_start as u8, (loop_start >> 8) as u8]);
         rom[0x150..0x150 + code.len()].copy_from_slice(&code);
-        rom[0x14D] = rom[0x134..0x14D]
-            .iter()
-            .fold(0u8, |x, &b| x.wrapping_sub(b).wrapping_sub(1));
+        rom[0x14D] = crate::cartridge::header_checksum(&rom);
         rom
     }
 
