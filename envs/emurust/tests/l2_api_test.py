@@ -223,6 +223,24 @@ def test_skipping_wait_loop_rounds_equals_running_them(rom, power_on, render):
         assert skipping.wait_cycles_skipped > 100 * 600
 
 
+@pytest.mark.parametrize("rom", SCHEDULER_ROMS, ids=lambda p: p.stem)
+@pytest.mark.parametrize("power_on", ["dmg", "pyboy"])
+@pytest.mark.parametrize("render", [True, False], ids=["render", "no_render"])
+def test_plain_steps_equal_general_steps(rom, power_on, render):
+    """Between its looks at the frame, interrupts and the CPU's state, the frame loop runs
+    instructions through a plain step whose fetch, read and idle M-cycles do not test for events
+    (`bus::PlainStep`); running every instruction through the CPU's general step must give the
+    same machine on every frame. The plain path must also have carried many instructions (else
+    this test would compare two general runs): both runs execute the same instructions, the
+    second all of them as general steps, so the difference of their general steps is the number
+    of plain ones."""
+    emurust = core()
+    plain = emurust.GameBoy(rom.read_bytes(), render=render, power_on=power_on)
+    general = emurust.GameBoy(rom.read_bytes(), render=render, power_on=power_on, plain_steps=False)
+    _assert_same_machine_every_frame(plain, general)
+    assert general.general_steps - plain.general_steps > 50_000
+
+
 def test_both_envs_play_the_same_game():
     """Same seed, same moves: the PyBoy env and the Rust env (PyBoy-compatible timing) give the
     same boards, rewards and terminations, step for step."""

@@ -18,6 +18,9 @@ use crate::serial::Serial;
 use crate::state::{StateError, StateReader, StateWriter};
 use crate::timer::Timer;
 
+mod plain_step;
+pub use plain_step::PlainStep;
+
 /// System counter bit whose falling edge steps the APU frame sequencer (DIV bit 4).
 const FRAME_SEQUENCER_PERIOD: u64 = 1 << 13;
 
@@ -49,6 +52,13 @@ pub struct Bus {
     pub skip_wait_loops: bool,
     /// T-cycles passed over that way by this emulator (a diagnostic, not machine state).
     pub wait_cycles_skipped: u64,
+    /// Let the frame loop run instructions as `PlainStep`s between its looks (`attention_at`);
+    /// off, every instruction takes the CPU's general step. A verification switch like
+    /// `eager_ppu` (the results must not change), on by default.
+    pub plain_steps: bool,
+    /// Instructions the frame loop ran through the CPU's general step (a diagnostic: with
+    /// `plain_steps` on, only those near an event, after HALT or EI, or taking an interrupt).
+    pub general_steps: u64,
     /// Bus cycles at which the PPU / timer next need to run (u64::MAX: not before an access).
     ppu_event: u64,
     timer_event: u64,
@@ -79,7 +89,21 @@ pub struct Bus {
     /// The frame loop's next look at whether to stop: the deadline, or 0 once the PPU has
     /// started a frame (set where the PPU runs or is written, so the loop tests one number).
     frame_check_at: u64,
+    /// The frame loop's next look at anything but the next instruction (`attention_due`): at
+    /// most `frame_check_at`, at least `PLAIN_STEP_CYCLES` before the next event, and 0 after
+    /// whatever may have made the CPU's plain step wrong: an I/O write, or HALT, EI, RETI or a
+    /// lock-up (`CpuBus::request_attention`). The loop then tests one number per instruction
+    /// instead of the frame's end, the CPU's flags and IME & IE & IF, and the plain step's
+    /// M-cycles need not test for events (`PlainStep`). Events, and with them interrupt requests
+    /// and frame starts, only happen in the general steps taken near them, after which the loop
+    /// always looks again; the other places that zero it (a reschedule, a read that raised a
+    /// request, a new deadline) keep that true should a unit ever act outside its events.
+    attention_at: u64,
 }
+
+/// The longest instruction (CALL), in T-cycles: a plain step that starts this far before the
+/// next event cannot reach it.
+const PLAIN_STEP_CYCLES: u64 = 24;
 
 #[derive(Clone, Copy, Default)]
 struct FetchWindow {
@@ -141,6 +165,8 @@ impl Bus {
             eager_ppu: false,
             skip_wait_loops: true,
             wait_cycles_skipped: 0,
+            plain_steps: true,
+            general_steps: 0,
             ppu_event: 0,
             timer_event: 0,
             dma_busy: (0, 0),
@@ -151,6 +177,7 @@ impl Bus {
             pyboy_lcd_off_at: 0,
             fetch_window: FetchWindow::default(),
             frame_check_at: u64::MAX,
+            attention_at: 0,
         };
         bus.reschedule();
         bus
@@ -187,6 +214,7 @@ impl Bus {
     /// Brings every unit to the current cycle and computes the next event.
     #[inline(never)]
     pub fn sync_all(&mut self) {
+        self.attention_at = 0;
         self.sync_dma();
         self.sync_ppu();
         self.sync_timer();
@@ -195,6 +223,7 @@ impl Bus {
     }
 
     fn reschedule(&mut self) {
+        self.attention_at = 0; // the next event may now be nearer
         let mut next = self.deadline;
         // While OAM DMA runs, every PPU stage is an event (OAM scans must see the bytes copied by
         // then); otherwise only the stages that can raise an interrupt or end a frame are (PyBoy
@@ -350,8 +379,20 @@ impl Bus {
         }
     }
 
+    /// `read_io`, noting an interrupt request that a unit's catch-up raised on the way (none
+    /// does before its event today; see `attention_at`).
     #[inline(never)]
     fn read_slow(&mut self, addr: u16) -> u8 {
+        let requests = self.interrupt_flags;
+        let value = self.read_io(addr);
+        if self.interrupt_flags != requests {
+            self.attention_at = 0;
+        }
+        value
+    }
+
+    #[inline(always)]
+    fn read_io(&mut self, addr: u16) -> u8 {
         match addr {
             0x8000..=0x9FFF => {
                 self.sync_ppu();
@@ -390,7 +431,7 @@ impl Bus {
                 self.apu.read(addr)
             }
             0xFF46 => self.dma.register,
-            0xFF40..=0xFF4B => {
+            0xFF41 | 0xFF44 => {
                 self.sync_ppu();
                 if self.pyboy {
                     let lag = self.pyboy_lag(pyboy_read_offsets(self.pyboy_opcode).0);
@@ -398,6 +439,9 @@ impl Bus {
                 }
                 self.ppu.read_register(addr)
             }
+            // Only the CPU changes these (LCDC, the scroll and window positions, LYC, the
+            // palettes): the PPU need not catch up to read them.
+            0xFF40..=0xFF4B => self.ppu.read_register(addr),
             0xFFFF => self.interrupt_enable,
             _ => 0xFF,
         }
@@ -469,6 +513,8 @@ impl Bus {
 
     #[inline(never)]
     fn write_slow(&mut self, addr: u16, value: u8) {
+        // Writes here can request or enable an interrupt, start DMA or end a frame.
+        self.attention_at = 0;
         match addr {
             0x0000..=0x7FFF => {
                 self.cartridge.sync_clock(self.cycles);
@@ -569,6 +615,7 @@ impl Bus {
     pub fn set_deadline(&mut self, deadline: u64) {
         self.deadline = deadline;
         self.frame_check_at = deadline;
+        self.attention_at = 0;
         self.note_frame_start();
         self.reschedule();
     }
@@ -576,7 +623,27 @@ impl Bus {
     fn note_frame_start(&mut self) {
         if self.ppu.frame_started() {
             self.frame_check_at = 0;
+            self.attention_at = 0;
         }
+    }
+
+    /// Whether the frame loop must look at more than the next instruction now: the frame's end
+    /// (`frame_check_due`), the CPU's state (`Cpu::needs_slow_step`), or a near event.
+    #[inline(always)]
+    pub fn attention_due(&self) -> bool {
+        self.cycles >= self.attention_at
+    }
+
+    /// Whether the next instruction may run as a `PlainStep` (no event due before it ends); if
+    /// so, the frame loop need not look again until `attention_at`.
+    #[inline(always)]
+    pub fn plain_steps_from_here(&mut self) -> bool {
+        if !self.plain_steps {
+            return false;
+        }
+        let until = self.next_event.saturating_sub(PLAIN_STEP_CYCLES);
+        self.attention_at = self.frame_check_at.min(until);
+        self.cycles < until
     }
 
     /// Whether the frame loop must look at the PPU's frame start and the deadline now: false
@@ -640,19 +707,7 @@ impl CpuBus for Bus {
     #[inline(always)]
     fn fetch_cycle(&mut self, addr: u16) -> u8 {
         self.tick();
-        let window = self.fetch_window;
-        let offset = addr.wrapping_sub(window.lo) as u32;
-        if offset < window.len {
-            let index = window.base + offset as usize;
-            return if window.wram {
-                self.wram[index & 0x1FFF]
-            } else {
-                // SAFETY: a ROM window's `base` is a `bank_offset` (see `fetch_slow`) and
-                // `offset < len = 0x4000`: `rom_at_unchecked`'s contract.
-                unsafe { self.cartridge.rom_at_unchecked(index) }
-            };
-        }
-        self.fetch_slow(addr)
+        self.fetch(addr)
     }
     #[inline(always)]
     fn write_cycle(&mut self, addr: u16, value: u8) {
@@ -662,6 +717,10 @@ impl CpuBus for Bus {
     #[inline(always)]
     fn idle_cycle(&mut self) {
         self.tick();
+    }
+    #[inline(always)]
+    fn request_attention(&mut self) {
+        self.attention_at = 0;
     }
     /// HALT with nothing pending: nothing can change until the next event, so jump to it.
     fn halt_cycle(&mut self) {
@@ -748,6 +807,26 @@ impl CpuBus for Bus {
     fn pyboy_opcode_fetched(&mut self, opcode: u8) {
         self.pyboy_fetch_end = self.cycles;
         self.pyboy_opcode = opcode;
+    }
+}
+
+impl Bus {
+    /// An instruction-stream byte, after its M-cycle's tick: inside the fetch window, one index.
+    #[inline(always)]
+    fn fetch(&mut self, addr: u16) -> u8 {
+        let window = self.fetch_window;
+        let offset = addr.wrapping_sub(window.lo) as u32;
+        if offset < window.len {
+            let index = window.base + offset as usize;
+            return if window.wram {
+                self.wram[index & 0x1FFF]
+            } else {
+                // SAFETY: a ROM window's `base` is a `bank_offset` (see `fetch_slow`) and
+                // `offset < len = 0x4000`: `rom_at_unchecked`'s contract.
+                unsafe { self.cartridge.rom_at_unchecked(index) }
+            };
+        }
+        self.fetch_slow(addr)
     }
 }
 

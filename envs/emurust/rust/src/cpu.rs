@@ -64,6 +64,9 @@ pub trait CpuBus {
     /// PyBoy compatibility: `opcode` was just fetched (its fetch was the instruction's first
     /// M-cycle); the bus may time the instruction's I/O reads as PyBoy does.
     fn pyboy_opcode_fetched(&mut self, _opcode: u8) {}
+    /// The CPU entered a state its plain step does not handle (HALT, EI, RETI, a lock-up): a
+    /// run loop that skips `Cpu::needs_slow_step` must look again before the next instruction.
+    fn request_attention(&mut self) {}
     /// IF's five request bits (PyBoy compatibility; a bus without one may answer with the
     /// pending, i.e. also enabled, requests).
     fn requested_interrupts(&self) -> u8 {
@@ -277,37 +280,47 @@ impl Cpu {
     #[inline(always)]
     pub fn step_as<B: CpuBus, const PYBOY: bool>(&mut self, bus: &mut B) {
         debug_assert_eq!(self.pyboy, PYBOY);
-        // Fast path: no lock, HALT, HALT bug or pending EI; the same steps as `step_slow` takes
-        // with those flags clear.
-        if !(self.locked | self.halted | self.halt_bug | self.ei_pending) {
-            let opcode = if PYBOY {
-                // `step_pyboy` with those flags clear and no interrupt to take at this boundary.
-                if self.ime && bus.pending_interrupts() != 0 {
-                    return self.step_slow(bus);
-                }
-                let opcode = self.fetch(bus);
-                bus.pyboy_opcode_fetched(opcode);
-                opcode
-            } else {
-                let opcode = self.fetch(bus);
-                if self.ime && bus.pending_interrupts() != 0 {
-                    // The fetch was the dispatch's first cycle; PC stays on the discarded opcode.
-                    self.pc = self.pc.wrapping_sub(1);
-                    self.dispatch_interrupt(bus);
-                    return;
-                }
-                opcode
-            };
-            // The one call site where the dispatch is inlined: the frame loop then keeps its
-            // registers across instructions instead of a call's saves and restores per opcode.
-            self.execute_inline(bus, opcode);
-            return;
+        if self.needs_slow_step::<B, PYBOY>(bus) {
+            return self.step_slow(bus);
         }
-        self.step_slow(bus);
+        self.step_plain::<B, PYBOY>(bus);
     }
 
+    /// Whether `step_plain` would be wrong now: a lock, HALT, the HALT bug or a pending EI, and
+    /// in the PyBoy timing an interrupt to take at this boundary. It can only become true by
+    /// something the CPU does (which then calls `CpuBus::request_attention`) or by an interrupt
+    /// request (which the bus notes itself).
+    #[inline(always)]
+    pub fn needs_slow_step<B: CpuBus, const PYBOY: bool>(&self, bus: &B) -> bool {
+        (self.locked | self.halted | self.halt_bug | self.ei_pending)
+            || PYBOY && self.ime && bus.pending_interrupts() != 0
+    }
+
+    /// `step_slow`'s steps when `needs_slow_step` is false.
+    #[inline(always)]
+    pub fn step_plain<B: CpuBus, const PYBOY: bool>(&mut self, bus: &mut B) {
+        let opcode = if PYBOY {
+            let opcode = self.fetch(bus);
+            bus.pyboy_opcode_fetched(opcode);
+            opcode
+        } else {
+            let opcode = self.fetch(bus);
+            if self.ime && bus.pending_interrupts() != 0 {
+                // The fetch was the dispatch's first cycle; PC stays on the discarded opcode.
+                self.pc = self.pc.wrapping_sub(1);
+                self.dispatch_interrupt(bus);
+                return;
+            }
+            opcode
+        };
+        // The one call site where the dispatch is inlined: the frame loop then keeps its
+        // registers across instructions instead of a call's saves and restores per opcode.
+        self.execute_inline(bus, opcode);
+    }
+
+    /// One step from any state (the plain case included, with its dispatch called, not inlined).
     #[inline(never)]
-    fn step_slow<B: CpuBus>(&mut self, bus: &mut B) {
+    pub fn step_slow<B: CpuBus>(&mut self, bus: &mut B) {
         if self.pyboy {
             return self.step_pyboy(bus);
         }
@@ -608,6 +621,7 @@ impl Cpu {
                 } else {
                     self.halted = true;
                 }
+                bus.request_attention();
             }
             0x40..=0x7F => {
                 let v = self.read_r(bus, op & 7);
@@ -762,6 +776,7 @@ impl Cpu {
                 self.pc = self.pop16(bus);
                 bus.idle_cycle();
                 self.ime = true;
+                bus.request_attention();
             }
             0xC0 | 0xC8 | 0xD0 | 0xD8 => {
                 bus.idle_cycle();
@@ -865,9 +880,15 @@ impl Cpu {
                 self.ime = false;
                 self.ei_pending = false;
             }
-            0xFB => self.ei_pending = true,
+            0xFB => {
+                self.ei_pending = true;
+                bus.request_attention();
+            }
             // 0xD3 0xDB 0xDD 0xE3 0xE4 0xEB 0xEC 0xED 0xF4 0xFC 0xFD: the CPU hangs.
-            _ => self.locked = true,
+            _ => {
+                self.locked = true;
+                bus.request_attention();
+            }
         }
     }
 

@@ -1,6 +1,6 @@
 //! The console: CPU + bus, frame stepping, buttons, memory access and save states.
 
-use crate::bus::Bus;
+use crate::bus::{Bus, PlainStep};
 use crate::cartridge::{Cartridge, CartridgeError};
 use crate::cpu::Cpu;
 use crate::ppu::{SCREEN_HEIGHT, SCREEN_WIDTH};
@@ -119,14 +119,31 @@ impl GameBoy {
         deadline: u64,
         mut hook: impl FnMut(&Cpu, &mut Bus),
     ) {
+        // The first instruction runs whatever the frame check would say (a frame is at least one).
+        hook(&self.cpu, &mut self.bus);
+        self.bus.general_steps += 1;
+        self.cpu.step_slow(&mut self.bus);
         loop {
-            hook(&self.cpu, &mut self.bus);
-            self.cpu.step_as::<Bus, PYBOY>(&mut self.bus);
-            if self.bus.frame_check_due()
-                && (self.bus.ppu.take_frame_started() || self.bus.cycles >= deadline)
-            {
-                break;
+            // One test per instruction: the bus keeps `attention_due` false while neither the
+            // frame can have ended nor the CPU's plain step can be wrong.
+            if self.bus.attention_due() {
+                if self.bus.frame_check_due()
+                    && (self.bus.ppu.take_frame_started() || self.bus.cycles >= deadline)
+                {
+                    break;
+                }
+                if self.cpu.needs_slow_step::<Bus, PYBOY>(&self.bus)
+                    || !self.bus.plain_steps_from_here()
+                {
+                    hook(&self.cpu, &mut self.bus);
+                    self.bus.general_steps += 1;
+                    self.cpu.step_slow(&mut self.bus);
+                    continue; // and look again before the next one
+                }
             }
+            hook(&self.cpu, &mut self.bus);
+            self.cpu
+                .step_plain::<PlainStep, PYBOY>(&mut PlainStep(&mut self.bus));
         }
     }
 
@@ -222,6 +239,8 @@ impl GameBoy {
         fresh.bus.eager_ppu = self.bus.eager_ppu;
         fresh.bus.skip_wait_loops = self.bus.skip_wait_loops;
         fresh.bus.wait_cycles_skipped = self.bus.wait_cycles_skipped;
+        fresh.bus.plain_steps = self.bus.plain_steps;
+        fresh.bus.general_steps = self.bus.general_steps;
         fresh.set_pyboy_compat(self.pyboy_compat());
         fresh.cpu.load(&mut r)?;
         fresh.bus.load(&mut r)?;
@@ -299,6 +318,23 @@ mod tests {
         rom
     }
 
+    /// A ROM-only cartridge that counts in A for a while and then runs an opcode the SM83 does
+    /// not have (0xD3): the CPU locks up there, A stays as it was, and only the clock runs.
+    fn lock_up_rom() -> Vec<u8> {
+        let mut rom = vec![0u8; 0x8000];
+        rom[0x100..0x104].copy_from_slice(&[0x00, 0xC3, 0x50, 0x01]); // JP 0x0150
+        let code = [
+            0x3E, 0x00, // LD A,0
+            0x16, 0x00, // LD D,0
+            0x3C, 0x15, 0x20, 0xFC, // INC A; DEC D; JR NZ (256 rounds)
+            0xD3, // lock up
+            0x3C, 0x3C, 0x18, 0xFC, // INC A; INC A; JR back (never reached)
+        ];
+        rom[0x150..0x150 + code.len()].copy_from_slice(&code);
+        rom[0x14D] = crate::cartridge::header_checksum(&rom);
+        rom
+    }
+
     fn assert_same_state(a: &mut GameBoy, b: &mut GameBoy, case: &str) {
         let (a, b) = (a.save_state(), b.save_state());
         let first_difference = a.iter().zip(&b).position(|(x, y)| x != y);
@@ -307,6 +343,98 @@ mod tests {
             "{case}: save states differ from byte {first_difference:?} of {}",
             a.len()
         );
+    }
+
+    /// Runs `fast` and `general` (every instruction through the general step) for `frames`
+    /// frames with the same buttons: every instruction boundary is reached at the same cycle with
+    /// the same registers, and the save states agree after every frame and inside the next.
+    /// Returns the number of boundaries.
+    fn assert_same_steps(
+        fast: &mut GameBoy,
+        general: &mut GameBoy,
+        frames: u32,
+        case: &str,
+    ) -> usize {
+        let mut boundaries_reached = 0;
+        for frame in 0..frames {
+            if frame % 16 == 0 {
+                let buttons = (frame.wrapping_mul(0x9E37_79B9) >> 24) as u8;
+                fast.set_buttons(buttons);
+                general.set_buttons(buttons);
+            }
+            let mut expected = Vec::new();
+            general.run_frame_with(|cpu, bus| expected.push((bus.cycles, cpu.clone())));
+            let mut reached = Vec::new();
+            fast.run_frame_with(|cpu, bus| reached.push((bus.cycles, cpu.clone())));
+            if let Some(i) =
+                (0..expected.len().max(reached.len())).find(|&i| expected.get(i) != reached.get(i))
+            {
+                panic!(
+                    "{case}, frame {frame}, boundary {i}: {:?} expected, {:?} reached",
+                    expected.get(i),
+                    reached.get(i)
+                );
+            }
+            boundaries_reached += reached.len();
+            assert_same_state(fast, general, &format!("{case}, frame {frame}"));
+            let cycles = 1 + (frame as u64 * 7919) % CYCLES_PER_FRAME;
+            fast.run_cycles(cycles);
+            general.run_cycles(cycles);
+            assert_same_state(fast, general, &format!("{case}, frame {frame} +{cycles}"));
+        }
+        boundaries_reached
+    }
+
+    /// The frame loop's plain steps (no event test in their fetch, read and idle M-cycles, no
+    /// look at the CPU's flags or interrupts between its looks) against the general step at every
+    /// instruction: on the wait-loop ROM with and without its VBlank, STAT and fast timer
+    /// interrupts, and on ROMs that take interrupts, HALT, EI and DI at every timing the test
+    /// suites probe, in both timings.
+    #[test]
+    fn plain_steps_equal_general_steps() {
+        // `EMURUST_ROMS` when the crate runs from a copy (build_ext.py's `run_unit_tests`).
+        let roms_dir = std::env::var_os("EMURUST_ROMS")
+            .map(std::path::PathBuf::from)
+            .unwrap_or_else(|| {
+                std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../data/roms")
+            });
+        let mut roms: Vec<(String, Vec<u8>)> = vec![
+            ("wait loops".into(), wait_loop_rom(false)),
+            ("wait loops, interrupts".into(), wait_loop_rom(true)),
+            ("lock-up".into(), lock_up_rom()),
+        ];
+        for path in [
+            "games/2048-wyattferguson/2048.gb",
+            "games/tobutobugirl/tobutobugirl.gb",
+            "dmg-acid2/dmg-acid2.gb",
+            "blargg/cpu_instrs/individual/02-interrupts.gb",
+            "blargg/halt_bug.gb",
+            "mooneye/acceptance/ei_sequence.gb",
+            "mooneye/acceptance/halt_ime1_timing2-GS.gb",
+            "mooneye/acceptance/di_timing-GS.gb",
+            "mooneye/acceptance/intr_timing.gb",
+            "mooneye/acceptance/interrupts/ie_push.gb",
+            "mooneye/acceptance/timer/tima_reload.gb",
+            "mooneye/acceptance/timer/rapid_toggle.gb",
+        ] {
+            let rom = std::fs::read(roms_dir.join(path)).unwrap_or_else(|e| panic!("{path}: {e}"));
+            roms.push((path.into(), rom));
+        }
+        for (name, rom) in roms {
+            for power_on in [PowerOn::Dmg, PowerOn::PyBoy] {
+                let mut fast = GameBoy::with_power_on(rom.clone(), power_on).unwrap();
+                let mut general = GameBoy::with_power_on(rom.clone(), power_on).unwrap();
+                general.bus.plain_steps = false;
+                let case = format!("{name}, {power_on:?}");
+                let boundaries = assert_same_steps(&mut fast, &mut general, 40, &case);
+                // Both ran the same instructions, the general run each as a general step.
+                let plain = general.bus.general_steps - fast.bus.general_steps;
+                assert!(plain > 500, "{case}: {plain} plain steps of {boundaries}");
+                if name == "lock-up" {
+                    assert!(fast.cpu.locked && fast.cpu.a == 0, "{case}: {:?}", fast.cpu);
+                }
+            }
+        }
     }
 
     #[test]

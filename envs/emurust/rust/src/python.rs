@@ -101,22 +101,33 @@ impl PyGameBoy {
     /// checking that the lazy scheduler changes nothing). `skip_wait_loops=False` runs every
     /// round of a wait loop (polling STAT or LY, or counting down) instead of passing over the
     /// rounds that can change nothing but its registers and the clock (slower; for checking that
-    /// passing over them changes nothing).
+    /// passing over them changes nothing). `plain_steps=False` runs every instruction through
+    /// the CPU's general step instead of the plain one the frame loop takes while no event,
+    /// interrupt, HALT or EI is near (slower; for checking that the plain step changes nothing).
     #[new]
-    #[pyo3(signature = (rom, render=true, power_on="dmg", eager_events=false, skip_wait_loops=true))]
+    #[pyo3(signature = (rom, render=true, power_on="dmg", eager_events=false, skip_wait_loops=true, plain_steps=true))]
     fn new(
         rom: &[u8],
         render: bool,
         power_on: &str,
         eager_events: bool,
         skip_wait_loops: bool,
+        plain_steps: bool,
     ) -> PyResult<Self> {
         let power_on = parse_power_on(power_on)?;
         let mut inner = GameBoy::with_power_on(rom.to_vec(), power_on).map_err(rom_error)?;
         inner.set_render(render);
         inner.bus.eager_ppu = eager_events;
         inner.bus.skip_wait_loops = skip_wait_loops;
+        inner.bus.plain_steps = plain_steps;
         Ok(PyGameBoy { inner })
+    }
+
+    /// Instructions the frame loop ran through the CPU's general step (a diagnostic; see
+    /// `plain_steps`).
+    #[getter]
+    fn general_steps(&self) -> u64 {
+        self.inner.bus.general_steps
     }
 
     /// T-cycles this emulator passed over in wait loops (a diagnostic; see `skip_wait_loops`).
