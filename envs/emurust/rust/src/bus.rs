@@ -57,7 +57,8 @@ pub struct Bus {
     /// `eager_ppu` (the results must not change), on by default.
     pub plain_steps: bool,
     /// Instructions the frame loop ran through the CPU's general step (a diagnostic: with
-    /// `plain_steps` on, only those near an event, after HALT or EI, or taking an interrupt).
+    /// `plain_steps` on, only each frame's first, those near an event, and those the CPU's state
+    /// asks for: halted, after EI, taking an interrupt).
     pub general_steps: u64,
     /// Bus cycles at which the PPU / timer next need to run (u64::MAX: not before an access).
     ppu_event: u64,

@@ -313,8 +313,8 @@ impl Cpu {
             }
             opcode
         };
-        // The one call site where the dispatch is inlined: the frame loop then keeps its
-        // registers across instructions instead of a call's saves and restores per opcode.
+        // The one call site where the dispatch is inlined (once per bus type): the frame loop
+        // then keeps its registers across instructions instead of a call's saves and restores.
         self.execute_inline(bus, opcode);
     }
 
