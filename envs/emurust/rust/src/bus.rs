@@ -32,7 +32,10 @@ pub struct Bus {
     pub serial: Serial,
     pub apu: Apu,
     pub dma: OamDma,
-    pub wram: [u8; 0x2000],
+    /// Work RAM (`WRAM_SIZE` bytes) followed by a copy of the ROM image (from `ROM_COPY_AT`):
+    /// one buffer, so that a fetch window over either is an index range of it and a fetch one
+    /// indexed load. The ROM never changes after loading, so the copy stays the cartridge's.
+    memory: Box<[u8]>,
     pub hram: [u8; 0x7F],
     pub interrupt_enable: u8,
     pub interrupt_flags: u8,
@@ -82,8 +85,8 @@ pub struct Bus {
     pyboy_opcode: u8,
     pyboy_lcd_off_at: u64,
     /// Where opcode and operand fetches can read memory directly: addresses `lo..lo + len` (a
-    /// ROM half or a work-RAM mirror) map to index `base + (addr - lo)` of the ROM image or of
-    /// `wram`. Empty (`len` 0) until a fetch outside it opens one (`fetch_slow`), and closed by
+    /// ROM half or a work-RAM mirror) map to index `base + (addr - lo)` of `memory`, and
+    /// `base + len <= memory.len()`. Empty (`len` 0) until a fetch outside it opens one (`fetch_slow`), and closed by
     /// whatever could change what those addresses read: a write to the bank registers, a DMA
     /// transfer, a state load.
     fetch_window: FetchWindow,
@@ -106,12 +109,15 @@ pub struct Bus {
 /// next event cannot reach it.
 const PLAIN_STEP_CYCLES: u64 = 24;
 
+/// Work RAM's size, and where the ROM copy starts in `Bus::memory`.
+const WRAM_SIZE: usize = 0x2000;
+const ROM_COPY_AT: usize = WRAM_SIZE;
+
 #[derive(Clone, Copy, Default)]
 struct FetchWindow {
     lo: u16,
     len: u32,
     base: usize,
-    wram: bool,
 }
 
 /// When PyBoy 2.8.1 samples the LCD and the timer for an instruction's data read, in T-cycles
@@ -146,6 +152,9 @@ fn pyboy_write_offset(opcode: u8) -> u8 {
 
 impl Bus {
     pub fn new(cartridge: Cartridge) -> Self {
+        let memory = [&[0; WRAM_SIZE][..], cartridge.rom()]
+            .concat()
+            .into_boxed_slice();
         let mut bus = Bus {
             cartridge,
             ppu: Ppu::new(),
@@ -154,7 +163,7 @@ impl Bus {
             serial: Serial::default(),
             apu: Apu::new(),
             dma: OamDma::default(),
-            wram: [0; 0x2000],
+            memory,
             hram: [0; 0x7F],
             interrupt_enable: 0,
             interrupt_flags: 0xE1,
@@ -282,10 +291,10 @@ impl Bus {
             if let Some((source, index, count)) = self.dma.due_run(self.cycles) {
                 if source >= 0xC000 {
                     // Work RAM (and its echo): one copy. A run stays inside the page it started
-                    // in (at most 0xA0 bytes from a page start), so inside `wram`.
+                    // in (at most 0xA0 bytes from a page start), so inside work RAM.
                     let start = (source & 0x1FFF) as usize;
                     self.ppu
-                        .dma_write_oam_run(index, &self.wram[start..start + count]);
+                        .dma_write_oam_run(index, &self.memory[start..start + count]);
                 } else {
                     for i in 0..count {
                         let value = self.dma_source_read(source.wrapping_add(i as u16));
@@ -308,7 +317,7 @@ impl Bus {
             0x8000..=0x9FFF => self.ppu.vram()[(addr - 0x8000) as usize],
             0xA000..=0xBFFF => self.cartridge.read_ram(addr),
             // 0xE000 and up reach work RAM through the echo wiring.
-            _ => self.wram[(addr & 0x1FFF) as usize],
+            _ => self.memory[(addr & 0x1FFF) as usize],
         }
     }
 
@@ -323,7 +332,7 @@ impl Bus {
                 return self.cartridge.read_rom(addr);
             }
             if (0xC000..0xFE00).contains(&addr) {
-                return self.wram[(addr & 0x1FFF) as usize];
+                return self.memory[(addr & 0x1FFF) as usize];
             }
         } else if addr >= 0xFF80 && addr != 0xFFFF {
             return self.hram[(addr & 0x7F) as usize];
@@ -363,7 +372,7 @@ impl Bus {
         }
         match addr {
             0x0000..=0x7FFF => self.cartridge.read_rom(addr),
-            0xC000..=0xFDFF => self.wram[(addr & 0x1FFF) as usize],
+            0xC000..=0xFDFF => self.memory[(addr & 0x1FFF) as usize],
             _ => self.read_slow(addr),
         }
     }
@@ -375,7 +384,7 @@ impl Bus {
             return;
         }
         match addr {
-            0xC000..=0xFDFF => self.wram[(addr & 0x1FFF) as usize] = value,
+            0xC000..=0xFDFF => self.memory[(addr & 0x1FFF) as usize] = value,
             _ => self.write_slow(addr, value),
         }
     }
@@ -458,20 +467,17 @@ impl Bus {
                 0x0000..=0x7FFF => FetchWindow {
                     lo: addr & 0x4000,
                     len: 0x4000,
-                    base: self.cartridge.bank_offset(addr),
-                    wram: false,
+                    base: ROM_COPY_AT + self.cartridge.bank_offset(addr),
                 },
                 0xC000..=0xDFFF => FetchWindow {
                     lo: 0xC000,
                     len: 0x2000,
                     base: 0,
-                    wram: true,
                 },
                 0xE000..=0xFDFF => FetchWindow {
                     lo: 0xE000,
                     len: 0x1E00,
                     base: 0,
-                    wram: true,
                 },
                 _ => FetchWindow::default(),
             };
@@ -502,7 +508,7 @@ impl Bus {
                 return self.write_during_dma(addr, value);
             }
             if (0xC000..0xFE00).contains(&addr) {
-                self.wram[(addr & 0x1FFF) as usize] = value;
+                self.memory[(addr & 0x1FFF) as usize] = value;
                 return;
             }
         } else if addr >= 0xFF80 && addr != 0xFFFF {
@@ -587,7 +593,7 @@ impl Bus {
             0x0000..=0x7FFF => self.cartridge.read_rom(addr),
             0x8000..=0x9FFF => self.ppu.vram()[(addr - 0x8000) as usize],
             0xA000..=0xBFFF => self.cartridge.read_ram(addr),
-            0xC000..=0xFDFF => self.wram[(addr & 0x1FFF) as usize],
+            0xC000..=0xFDFF => self.memory[(addr & 0x1FFF) as usize],
             0xFE00..=0xFE9F => self.ppu.oam()[(addr - 0xFE00) as usize],
             0xFEA0..=0xFEFF => 0x00,
             0xFF00 => self.joypad.read(),
@@ -663,7 +669,7 @@ impl Bus {
         self.serial.save(w);
         self.apu.save(w);
         self.dma.save(w);
-        w.bytes(&self.wram);
+        w.bytes(&self.memory[..WRAM_SIZE]);
         w.bytes(&self.hram);
         w.u8(self.interrupt_enable);
         w.u8(self.interrupt_flags);
@@ -679,7 +685,7 @@ impl Bus {
         self.serial.load(r)?;
         self.apu.load(r)?;
         self.dma.load(r)?;
-        r.bytes_into(&mut self.wram)?;
+        r.bytes_into(&mut self.memory[..WRAM_SIZE])?;
         r.bytes_into(&mut self.hram)?;
         self.interrupt_enable = r.u8()?;
         self.interrupt_flags = r.u8()? | 0xE0;
@@ -763,7 +769,7 @@ impl CpuBus for Bus {
     fn peek_code(&self, addr: u16) -> Option<u8> {
         match addr {
             0x0000..=0x7FFF => Some(self.cartridge.read_rom(addr)),
-            0xC000..=0xFDFF => Some(self.wram[(addr & 0x1FFF) as usize]),
+            0xC000..=0xFDFF => Some(self.memory[(addr & 0x1FFF) as usize]),
             0xFF80..=0xFFFE => Some(self.hram[(addr & 0x7F) as usize]),
             _ => None,
         }
@@ -819,13 +825,12 @@ impl Bus {
         let offset = addr.wrapping_sub(window.lo) as u32;
         if offset < window.len {
             let index = window.base + offset as usize;
-            return if window.wram {
-                self.wram[index & 0x1FFF]
-            } else {
-                // SAFETY: a ROM window's `base` is a `bank_offset` (see `fetch_slow`) and
-                // `offset < len = 0x4000`: `rom_at_unchecked`'s contract.
-                unsafe { self.cartridge.rom_at_unchecked(index) }
-            };
+            debug_assert!(index < self.memory.len());
+            // SAFETY: `offset < window.len` and every window has `base + len <= memory.len()`
+            // (`fetch_slow`: work RAM at 0 with at most `WRAM_SIZE` bytes; a ROM half at
+            // `ROM_COPY_AT` plus a `Cartridge::bank_offset`, which is at most the ROM's length
+            // less 0x4000, with 0x4000 bytes), so `index` is in bounds.
+            return unsafe { *self.memory.get_unchecked(index) };
         }
         self.fetch_slow(addr)
     }
@@ -839,7 +844,7 @@ mod tests {
     fn dma_conflicts_only_on_its_own_bus() {
         let mut bus = bus_with_rom(vec![0u8; 0x8000]); // ROM only
         for i in 0..0xA0u16 {
-            bus.wram[(0x0100 + i) as usize] = i as u8;
+            bus.memory[(0x0100 + i) as usize] = i as u8;
         }
         bus.ppu.write_register(0xFF40, 0, &mut 0); // LCD off: VRAM free
         bus.write_cycle(0xFF46, 0xC1); // M=0
@@ -856,7 +861,7 @@ mod tests {
             "external bus reads the byte DMA moves (M=4: byte 2)"
         );
         bus.write_cycle(0xC000, 0x55);
-        assert_eq!(bus.wram[0], 0, "writes on the DMA's bus are lost");
+        assert_eq!(bus.memory[0], 0, "writes on the DMA's bus are lost");
         bus.write_cycle(0x8000, 0x66);
         assert_eq!(bus.read_cycle(0x8000), 0x66, "the VRAM bus stays usable");
         assert_eq!(bus.read_cycle(0xFE00), 0xFF, "OAM is locked");
@@ -905,9 +910,9 @@ mod tests {
     fn fetches_during_dma_see_the_bus_conflict() {
         let mut bus = bus_with_rom(vec![0u8; 0x8000]);
         for i in 0..0xA0u16 {
-            bus.wram[(0x0100 + i) as usize] = i as u8;
+            bus.memory[(0x0100 + i) as usize] = i as u8;
         }
-        bus.wram[0x1000] = 0xAB;
+        bus.memory[0x1000] = 0xAB;
         bus.ppu.write_register(0xFF40, 0, &mut 0);
         assert_eq!(bus.fetch_cycle(0xD000), 0xAB, "work RAM fetched as usual");
         bus.write_cycle(0xFF46, 0xC1); // M=0

@@ -214,24 +214,12 @@ impl Cartridge {
     }
 
     /// Where the 16 KiB half of the ROM space holding `addr` (below 0x8000) starts in the ROM
-    /// image: `rom_at_unchecked(offset + (addr & 0x3FFF))` then reads what `read_rom(addr)` reads, until
-    /// the next write to the bank registers.
+    /// image: `rom()[offset + (addr & 0x3FFF)]` is what `read_rom(addr)` reads, until the next
+    /// write to the bank registers. Always a whole bank inside the image (see `read_rom`):
+    /// `offset + 0x4000 <= rom().len()`.
     #[inline]
     pub fn bank_offset(&self, addr: u16) -> usize {
         self.bank_offsets[(addr as usize >> 14) & 1]
-    }
-
-    /// The ROM image's byte at `index`, without a bounds check (the fetch window's hot path).
-    ///
-    /// # Safety
-    /// `index` must be a value `bank_offset` returned (at any time: every bank offset this
-    /// cartridge ever holds is valid) plus an offset below 0x4000; as `read_rom` explains, that
-    /// is inside the never-resized ROM image.
-    #[inline(always)]
-    pub(crate) unsafe fn rom_at_unchecked(&self, index: usize) -> u8 {
-        debug_assert!(index < self.rom.len());
-        // SAFETY: the caller's contract above.
-        unsafe { *self.rom.get_unchecked(index) }
     }
 
     fn update_offsets(&mut self) {
