@@ -25,7 +25,9 @@ pub use plain_step::PlainStep;
 const FRAME_SEQUENCER_PERIOD: u64 = 1 << 13;
 
 pub struct Bus {
-    pub cartridge: Cartridge,
+    /// Never replaced once the bus is made: `memory` holds a copy of its ROM, which fetches
+    /// index without a bounds check (`Bus::cartridge` reads it from outside the crate).
+    pub(crate) cartridge: Cartridge,
     pub ppu: Ppu,
     pub timer: Timer,
     pub joypad: Joypad,
@@ -634,6 +636,10 @@ impl Bus {
         }
     }
 
+    pub fn cartridge(&self) -> &Cartridge {
+        &self.cartridge
+    }
+
     /// Whether the frame loop must look at more than the next instruction now: the frame's end
     /// (`frame_check_due`), the CPU's state (`Cpu::needs_slow_step`), or a near event.
     #[inline(always)]
@@ -829,7 +835,8 @@ impl Bus {
             // SAFETY: `offset < window.len` and every window has `base + len <= memory.len()`
             // (`fetch_slow`: work RAM at 0 with at most `WRAM_SIZE` bytes; a ROM half at
             // `ROM_COPY_AT` plus a `Cartridge::bank_offset`, which is at most the ROM's length
-            // less 0x4000, with 0x4000 bytes), so `index` is in bounds.
+            // less 0x4000, with 0x4000 bytes; the ROM is the one copied into `memory`, since the
+            // crate never replaces `cartridge`), so `index` is in bounds.
             return unsafe { *self.memory.get_unchecked(index) };
         }
         self.fetch_slow(addr)
