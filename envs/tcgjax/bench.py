@@ -107,6 +107,20 @@ def reference_random_processes(seconds: float, processes: int) -> float:
         return float(sum(pool.map(_worker, [(seconds, w) for w in range(processes)])))
 
 
+def random_legal_actions(key, masks):
+    """A uniformly random legal action per row of `masks` ([..., actions] bools; row 0 where none is
+    legal), picked as the reference's random play picks (`legal[randrange(len(legal))]`): one random
+    index among the legal actions, the n-th legal one found by a cumulative count.
+    `jax.random.categorical` over masked logits has the same distribution but draws a Gumbel number
+    for each of the 111 actions: 10-15% of the random-play step at batch 1,024 (2026-12-04)."""
+    import jax
+    import jax.numpy as jnp
+
+    n_legal = masks.sum(axis=-1)
+    picks = jax.random.randint(key, n_legal.shape, 0, jnp.maximum(n_legal, 1))
+    return jnp.argmax(jnp.cumsum(masks, axis=-1) > picks[..., None], axis=-1)
+
+
 def make_random_play(batch: int, steps: int):
     """(start(key) -> games, play(games, fresh, key) -> (games, steps taken)), jitted."""
     import jax
@@ -130,8 +144,7 @@ def make_random_play(batch: int, steps: int):
     def one_step(carry, key):
         games, fresh = carry
         masks = jax.vmap(J.legal_mask, in_axes=(None, 0))(tables, games)
-        logits = jnp.where(masks, 0.0, -jnp.inf)
-        actions = jax.random.categorical(key, logits)
+        actions = random_legal_actions(key, masks)
         games = jax.vmap(J.step, in_axes=(None, 0, 0))(tables, games, actions)
         over = games.phase == OVER
         games = jax.tree_util.tree_map(
