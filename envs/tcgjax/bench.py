@@ -112,7 +112,7 @@ def random_legal_actions(key, masks):
     legal), picked as the reference's random play picks (`legal[randrange(len(legal))]`): one random
     index among the legal actions, the n-th legal one found by a cumulative count.
     `jax.random.categorical` over masked logits has the same distribution but draws a Gumbel number
-    for each of the 111 actions: 10-15% of the random-play step at batch 1,024 (2026-12-04)."""
+    for each of the 111 actions: random play at batch 1,024 ran 10-15% faster with this (2026-12-04)."""
     import jax
     import jax.numpy as jnp
 
