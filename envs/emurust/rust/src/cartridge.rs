@@ -204,7 +204,7 @@ impl Cartridge {
 
     #[inline(always)]
     pub fn read_rom(&self, addr: u16) -> u8 {
-        let index = self.bank_offsets[(addr as usize >> 14) & 1] + (addr as usize & 0x3FFF);
+        let index = self.bank_offset(addr) + (addr as usize & 0x3FFF);
         debug_assert!(index < self.rom.len());
         // SAFETY: `index < rom.len()`. A bank offset is `bank * 0x4000` with `bank < rom_banks()`
         // (`bank_for` reduces modulo the bank count; the constructor's banks 0 and 1 exist in any

@@ -275,10 +275,10 @@ impl Cpu {
         }
     }
 
-    /// `step` with the timing mode fixed at compile time (`PYBOY` is `self.pyboy`), for a loop
-    /// that tests it once instead of at every instruction.
+    /// `step` with the timing mode fixed at compile time (`PYBOY` is `self.pyboy`). The frame loop
+    /// makes the same choice itself, between its looks (`needs_slow_step`, `step_plain`).
     #[inline(always)]
-    pub fn step_as<B: CpuBus, const PYBOY: bool>(&mut self, bus: &mut B) {
+    fn step_as<B: CpuBus, const PYBOY: bool>(&mut self, bus: &mut B) {
         debug_assert_eq!(self.pyboy, PYBOY);
         if self.needs_slow_step::<B, PYBOY>(bus) {
             return self.step_slow(bus);
