@@ -118,6 +118,21 @@ def _tcgjax(quick: bool, seconds: float) -> list[Measurement]:
             return {"backend": f"Python reference, {processes} process(es)", "batch": processes, "steps_per_s": sps}
         return run
 
+    def ppo(num_envs):
+        def run():
+            from envs.tcgjax import bench
+
+            return {"backend": "PPO on TCGJax (make_train)", "envs": num_envs, **bench.jax_ppo_sps(num_envs, 3)}
+        return run
+
+    def reference_ppo(num_envs):
+        def run():
+            from envs.tcgjax import bench
+
+            return {"backend": "PPO on the Python reference (host loop)", "envs": num_envs,
+                    **bench.reference_ppo_sps(num_envs, 3)}
+        return run
+
     cpus = os.cpu_count() or 1
     if quick:
         return [Measurement("tcgjax", "reference, 1 process", 20, reference(1)),
@@ -127,6 +142,9 @@ def _tcgjax(quick: bool, seconds: float) -> list[Measurement]:
         Measurement("tcgjax", f"reference, {cpus} processes", 40, reference(cpus)),
         Measurement("tcgjax", "JAX random, batch 131,072", 150, jax_random(131072)),
         Measurement("tcgjax", "JAX random, batch 16,384", 150, jax_random(16384), priority=1),
+        # make_train compiles for minutes (180 s on the 2-core CPU): last, when the budget allows
+        Measurement("tcgjax", "PPO on the reference, 8 envs", 60, reference_ppo(8), priority=2),
+        Measurement("tcgjax", "PPO on TCGJax, 16,384 envs", 300, ppo(16384), priority=2),
     ]
 
 
@@ -139,11 +157,20 @@ def _pokejax(quick: bool, seconds: float) -> list[Measurement]:
                     **bench.pokejax_random("sodium", batch, seconds, bench.CUSTOM_GAME)}
         return run
 
+    def ppo(num_envs):
+        def run():
+            from envs.pokejax import bench
+
+            return {"backend": "PPO on PokeJAX (sodium, make_train)", "envs": num_envs,
+                    **bench.pokejax_ppo_sps("sodium", num_envs, 3, bench.CUSTOM_GAME)}
+        return run
+
     if quick:
         return [Measurement("pokejax", "JAX random, batch 64", 150, jax_random(64))]
     return [
         Measurement("pokejax", "JAX random, batch 131,072", 150, jax_random(131072)),
         Measurement("pokejax", "JAX random, batch 16,384", 150, jax_random(16384), priority=1),
+        Measurement("pokejax", "PPO on PokeJAX, 16,384 envs", 240, ppo(16384), priority=2),
     ]
 
 
@@ -187,6 +214,10 @@ def ratios(results: list[dict]) -> dict:
     c_ppo = rates("pong", "sps", "PPO on C".__eq__)
     if jax_ppo and c_ppo:
         out["pong_ppo_best_jax_over_c"] = max(jax_ppo) / max(c_ppo)
+    tcg_ppo = rates("tcgjax", "sps", "PPO on TCGJax (make_train)".__eq__)
+    tcg_reference_ppo = rates("tcgjax", "sps", "PPO on the Python reference (host loop)".__eq__)
+    if tcg_ppo and tcg_reference_ppo:
+        out["tcgjax_ppo_best_jax_over_reference"] = max(tcg_ppo) / max(tcg_reference_ppo)
     return out
 
 
