@@ -2,7 +2,7 @@
 network) into `.device/` at the repository root (git-ignored), for `run`'s `carry`:
 
 - wheels of the Python packages our code imports that the device image lacks (gymnasium and its
-  one requirement), for the device's Python 3.12;
+  one requirement, MuJoCo, MJX and trimesh), for the device's Python 3.12;
 - PufferLib's C Pong compiled here (the device cannot download the sdist it is built from; x86-64
   like the device, and built against an older glibc than the device's);
 - PokeJAX's Gen 1 data generated here from the pinned Showdown (the device has no Node).
@@ -23,8 +23,10 @@ if str(REPO) not in sys.path:
 
 CARRY = REPO / ".device"
 # What the device image lacks of what our code imports (tools/device_bench/README.md); versions as
-# 3rdparty/python/jax.lock pins them.
-WHEELS = ("gymnasium==1.4.0", "farama-notifications==0.0.6")
+# 3rdparty/python/jax.lock pins them. MJX imports trimesh; MuJoCo's other requirements that the image
+# lacks (glfw, pyopengl, websockets) are for its viewer, which HalfCheetah does not import.
+WHEELS = ("gymnasium==1.4.0", "farama-notifications==0.0.6", "mujoco==3.17.0", "mujoco-mjx==3.17.0",
+          "trimesh==5.2.0")
 DEVICE_PYTHON = "3.12"
 # the device run's tree travels with the carried paths; the tool refuses more than this in all
 TRAVEL_LIMIT_BYTES = 64 * 1024 * 1024
@@ -34,7 +36,7 @@ def download_wheels(destination: Path) -> None:
     destination.mkdir(parents=True, exist_ok=True)
     command = [sys.executable, "-m", "pip", "download", "--quiet", "--no-deps", "--only-binary=:all:",
                "--python-version", DEVICE_PYTHON, "--implementation", "cp", "--platform", "any",
-               "--platform", "manylinux2014_x86_64", "-d", str(destination), *WHEELS]
+               "--platform", "manylinux2014_x86_64", "--platform", "manylinux_2_28_x86_64", "-d", str(destination), *WHEELS]
     result = subprocess.run(command, capture_output=True, text=True, check=False)
     if result.returncode != 0:
         raise SystemExit(f"pip download failed ({' '.join(command)}):\n{result.stderr}")
