@@ -12,6 +12,9 @@ python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upg
     .device/wheels/*.whl || exit 2
 export PYTHONPATH=/tmp/device-site:$PWD PYTHONUNBUFFERED=1
 export ENVPORT_CACHE_DIR=/tmp/envport-cache
+# JAX takes GPU memory as it needs it instead of 75% at start: HalfCheetah's rows run in a child
+# process beside this one, which would otherwise find the GPU's memory already taken.
+export XLA_PYTHON_CLIENT_PREALLOCATE=false
 mkdir -p "$ENVPORT_CACHE_DIR/pokejax" "$ENVPORT_CACHE_DIR/pong"
 cp .device/cache/pokejax/* "$ENVPORT_CACHE_DIR/pokejax/"
 # The C Pong library compiled on the dev machine, put where build_library looks with this machine's

@@ -101,3 +101,14 @@ def test_quick_pong_rows_measure_real_backends(tmp_path):
     assert [row["status"] for row in record["rows"]] == ["ok"] * len(measurements)
     assert all(row["steps_per_s"] > 0 for row in record["rows"])
     assert "pong_random_best_jax_over_best_reference" in record["ratios_in_this_run"]
+
+
+def test_wheels_are_chosen_for_the_devices_python_and_platform():
+    from tools.device_bench.prepare import _device_can_install
+
+    assert _device_can_install("gymnasium-1.4.0-py3-none-any.whl")
+    assert _device_can_install("mujoco-3.17.0-cp312-cp312-manylinux_2_27_x86_64.manylinux_2_28_x86_64.whl")
+    assert not _device_can_install("mujoco-3.17.0-cp311-cp311-manylinux_2_27_x86_64.manylinux_2_28_x86_64.whl")
+    assert not _device_can_install("mujoco-3.17.0-cp312-cp312-macosx_11_0_arm64.whl")
+    assert not _device_can_install("mujoco-3.17.0-cp312-cp312-manylinux_2_27_aarch64.whl")
+    assert not _device_can_install("x-1.0-cp312-cp312-manylinux_2_39_x86_64.whl")  # newer glibc than assumed
