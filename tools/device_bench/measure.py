@@ -2,6 +2,7 @@
 beside the references that can run on that machine's CPU, in one process and one call.
 
     python -m tools.device_bench.measure --out DIR [--budget-s 480] [--quick] [--only pokejax,pong]
+    ./pants run tools/device_bench:measure -- --quick       # a rehearsal on this machine
 
 Each measurement calls the env's own bench function (envs/<env>/bench.py), so the figures are the
 benches' figures on other hardware. Measurements run in a fixed order, most wanted first (PokeJAX
@@ -315,7 +316,8 @@ def run(measurements: list[Measurement], budget_s: float, out: Path, record: dic
 
 def parse_args(argv):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--out", type=Path, default=REPO / "bench-results" / "device")
+    parser.add_argument("--out", type=Path, default=Path("bench-results") / "device",
+                        help="folder for device_bench.json (default bench-results/device)")
     parser.add_argument("--budget-s", type=float, default=480.0,
                         help="stop starting measurements once less than each one needs is left (default 480)")
     parser.add_argument("--seconds", type=float, default=None, help="timing per measurement (default 3, quick 0.5)")
