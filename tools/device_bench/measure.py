@@ -5,8 +5,9 @@ beside the references that can run on that machine's CPU, in one process and one
     ./pants run tools/device_bench:measure -- --quick       # a rehearsal on this machine
 
 Each measurement calls the env's own bench function (envs/<env>/bench.py), so the figures are the
-benches' figures on other hardware. Measurements run in a fixed order, most wanted first (PokeJAX
-and TCGJax against their 1,000x and 50x targets, then Pong), and each is skipped when the time left
+benches' figures on other hardware. Measurements run in a fixed order, most wanted first (each open
+issue's first figures: PokeJAX and TCGJax against their 1,000x and 50x targets, then Pong; then
+second batches, HalfCheetah, and PPO that compiles for minutes), and each is skipped when the time left
 is below what it needs, so that one device call of a known length always ends with a file:
 `device_bench.json` in --out is rewritten after every measurement. A measurement that fails records
 its error and the run goes on.
@@ -42,8 +43,8 @@ class Measurement:
     name: str
     needs_s: float  # the time left below which it is skipped: compile plus timing, with a margin
     run: Callable[[], dict]
-    # 0: each env's first figures, run before any env's second (main sorts stably by it), so that a
-    # budget cut short by slow compiles still leaves a figure of every env
+    # 0: each open issue's first figures, run before anything else (`plan` sorts stably by it), so
+    # that a budget cut short by slow compiles still leaves a figure of each
     priority: int = 0
 
 
