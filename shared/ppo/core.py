@@ -12,6 +12,7 @@ from flax.training.train_state import TrainState
 
 from .networks import ActorCritic, GaussianActorCritic, hidden_sizes, policy_functions
 from .normalization import RunningMeanStd
+from .shuffle import permutation as shuffled_positions
 
 
 @dataclasses.dataclass(frozen=True)
@@ -151,7 +152,8 @@ def update(train_state: TrainState, transitions: Transition, last_obs: jax.Array
         train_state, key = carry
         key, permute_key = jax.random.split(key)
         flat = jax.tree.map(lambda x: x.reshape((config.batch_size,) + x.shape[2:]), (transitions, advantages, targets))
-        permutation = jax.random.permutation(permute_key, config.batch_size)
+        # jax.random.permutation's values, three times faster on XLA's CPU backend (shuffle.py)
+        permutation = shuffled_positions(permute_key, config.batch_size)
         shuffled = jax.tree.map(lambda x: jnp.take(x, permutation, axis=0), flat)
         minibatches = jax.tree.map(
             lambda x: x.reshape((config.num_minibatches, config.minibatch_size) + x.shape[1:]), shuffled)
