@@ -3,7 +3,7 @@
 # machine, with .device/ carried. Arguments go to tools.device_bench.measure; results go to $OUT.
 set -u
 if [ ! -d .device/wheels ]; then
-    echo "run.sh: no .device/ here: run 'python -m tools.device_bench.prepare' on the dev machine and carry .device" >&2
+    echo "run.sh: no .device/ here: run './pants run tools/device_bench:prepare' on the dev machine and carry .device" >&2
     exit 2
 fi
 out=${OUT:-bench-results/device}
