@@ -73,9 +73,12 @@ def mooneye_result(gb, max_frames: int = 600) -> str:
 
 def reference_png_shades(path: Path) -> np.ndarray:
     """dmg-acid2's reference image as shades 0 (white) .. 3 (black), ranked by brightness."""
-    from PIL import Image
+    # matplotlib (a declared requirement) reads PNG through Pillow, which it depends on; a grey
+    # image comes back 2-D, a colour one with channels, ranked then by luma.
+    import matplotlib.image
 
-    grey = np.asarray(Image.open(path).convert("L"))
+    image = np.asarray(matplotlib.image.imread(path), dtype=np.float64)
+    grey = image if image.ndim == 2 else image[..., :3] @ np.array([0.299, 0.587, 0.114])
     levels = np.unique(grey)[::-1]  # brightest first
     if len(levels) > 4:
         raise ValueError(f"{path} has {len(levels)} grey levels, expected at most 4")
