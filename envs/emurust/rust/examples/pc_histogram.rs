@@ -41,7 +41,12 @@ fn main() {
         "steps {steps} halted-steps {halted} T-cycles/frame {}",
         cycles / frames as u64
     );
-    for (pc, n) in top.iter().take(std::env::var("TOP").ok().and_then(|s| s.parse().ok()).unwrap_or(25)) {
+    for (pc, n) in top.iter().take(
+        std::env::var("TOP")
+            .ok()
+            .and_then(|s| s.parse().ok())
+            .unwrap_or(25),
+    ) {
         println!("{pc:#06x} {n} ({:.1}/frame)", *n as f64 / frames as f64);
     }
 }

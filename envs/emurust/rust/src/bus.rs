@@ -427,7 +427,7 @@ impl Bus {
             0xFF00 => self.joypad.read(),
             0xFF01 | 0xFF02 => {
                 self.serial.sync(self.cycles, &mut self.interrupt_flags);
-                self.serial.read(addr)
+                self.serial.read(addr, self.cycles)
             }
             0xFF04..=0xFF07 => {
                 self.sync_timer();
@@ -548,13 +548,19 @@ impl Bus {
             0xFF00 => self.joypad.write(value, &mut self.interrupt_flags),
             0xFF01 | 0xFF02 => {
                 self.serial.sync(self.cycles, &mut self.interrupt_flags);
-                self.serial.write(addr, value, self.cycles);
+                self.sync_timer();
+                self.serial
+                    .write(addr, value, self.cycles, self.timer.counter);
                 self.reschedule();
             }
             0xFF04..=0xFF07 => {
                 self.sync_timer();
                 if addr == 0xFF04 && self.timer.counter as u64 & (FRAME_SEQUENCER_PERIOD / 2) != 0 {
                     self.apu.frame_sequencer_steps(1); // resetting DIV makes bit 12 fall
+                }
+                if addr == 0xFF04 {
+                    self.serial.sync(self.cycles, &mut self.interrupt_flags);
+                    self.serial.counter_reset(self.cycles, self.timer.counter);
                 }
                 self.timer.write(addr, value);
                 self.reschedule();
@@ -599,7 +605,7 @@ impl Bus {
             0xFE00..=0xFE9F => self.ppu.oam()[(addr - 0xFE00) as usize],
             0xFEA0..=0xFEFF => 0x00,
             0xFF00 => self.joypad.read(),
-            0xFF01 | 0xFF02 => self.serial.read(addr),
+            0xFF01 | 0xFF02 => self.serial.read(addr, self.cycles),
             0xFF04..=0xFF07 => self.timer.read(addr),
             0xFF0F => self.interrupt_flags | 0xE0,
             0xFF10..=0xFF3F => self.apu.read(addr),

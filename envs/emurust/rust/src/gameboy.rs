@@ -57,6 +57,7 @@ impl GameBoy {
                 .set_vblank_position(145, 112)
                 .expect("a VBlank position");
             gb.bus.hram[0xFFFC - 0xFF80] = 0xB1;
+            gb.bus.joypad.deselect_rows();
             gb.set_pyboy_compat(true);
         }
         gb.bus.sync_all();
@@ -70,6 +71,7 @@ impl GameBoy {
         self.bus.ppu.set_pyboy_timing(on);
         self.bus.pyboy = on;
         self.bus.joypad.pyboy = on;
+        self.bus.serial.pyboy = on;
     }
 
     pub fn pyboy_compat(&self) -> bool {
@@ -162,9 +164,7 @@ impl GameBoy {
         let total: u64 = phases.iter().map(|&(_, frames)| frames as u64).sum();
         let mut left = total;
         for &(mask, frames) in phases {
-            if frames == 0 {
-                continue;
-            }
+            // Even for no frames: a release between two presses is a fall the joypad sees.
             self.set_buttons(mask);
             for _ in 0..frames {
                 if draw_last_only {

@@ -18,9 +18,11 @@ pub struct Joypad {
 }
 
 impl Default for Joypad {
+    /// As the DMG boot ROM leaves it: both rows selected, P1 reading 0xCF (mooneye's
+    /// boot_hwio-dmgABCmgb). The PyBoy-compatible power-on deselects them (`deselect_rows`).
     fn default() -> Self {
         Joypad {
-            select: 0x30,
+            select: 0x00,
             buttons: 0,
             pyboy: false,
             pyboy_latched: 0xCF,
@@ -64,6 +66,11 @@ impl Joypad {
         self.request_on_fall(before, interrupt_flags);
     }
 
+    /// Neither row selected (P1 bits 4-5 high), with no interrupt: the state PyBoy 2.8.1 starts in.
+    pub fn deselect_rows(&mut self) {
+        self.select = 0x30;
+    }
+
     pub fn buttons(&self) -> u8 {
         self.buttons
     }
@@ -95,6 +102,7 @@ mod tests {
     #[test]
     fn rows_are_selected_and_active_low() {
         let mut pad = Joypad::default();
+        pad.deselect_rows();
         let mut flags = 0;
         pad.set_buttons(0b0001_0001, &mut flags); // A and RIGHT
         assert_eq!(flags, 0, "no row selected: no interrupt");
@@ -105,5 +113,19 @@ mod tests {
         assert_eq!(pad.read() & 0x0F, 0b1110);
         pad.write(0x30, &mut flags);
         assert_eq!(pad.read(), 0xFF);
+    }
+
+    #[test]
+    fn the_dmg_boot_state_selects_both_rows() {
+        let mut pad = Joypad::default();
+        assert_eq!(
+            pad.read(),
+            0xCF,
+            "P1 after the DMG boot ROM (mooneye boot_hwio-dmgABCmgb)"
+        );
+        let mut flags = 0;
+        pad.set_buttons(0b0100_0000, &mut flags); // UP
+        assert_eq!(pad.read(), 0xCB);
+        assert_eq!(flags, interrupts::JOYPAD, "a selected line fell");
     }
 }
