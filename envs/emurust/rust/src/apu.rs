@@ -1,7 +1,14 @@
 //! The APU's registers (0xFF10-0xFF3F) without audio output: read masks, NR52 power, channel
-//! status bits driven by triggers, DACs and length counters (clocked by the frame sequencer off
-//! DIV), so that programs polling the sound registers see what hardware would show. Not modelled:
-//! frequency sweep overflow (it can switch channel 1 off) and the sound itself.
+//! status bits driven by triggers, DACs, length counters and channel 1's frequency sweep (both
+//! clocked by the frame sequencer off DIV), so that programs polling the sound registers see what
+//! hardware would show. The sound itself is not made.
+//!
+//! The DMG's quirks that blargg's dmg_sound tests observe, as the Game Boy sound hardware notes
+//! (gbdev wiki, "Obscure Behavior") describe them: enabling a length counter, or triggering with
+//! a zero one, when the sequencer's next step does not clock lengths takes one more off it; the
+//! sweep checks for overflow when triggered with a shift, writes back and checks again on its
+//! clocks, treats a period of 0 as 8, and switches the channel off if negate mode is cleared after
+//! it has subtracted since the trigger.
 
 use crate::state::{StateError, StateReader, StateWriter};
 
@@ -22,7 +29,60 @@ pub struct Apu {
     powered: bool,
     enabled: [bool; 4],
     length: [u16; 4],
+    /// The sequencer step to run next (0-7): even steps clock lengths, 2 and 6 the sweep.
     frame_step: u8,
+    sweep: Sweep,
+    playback: WavePlayback,
+}
+
+/// Where channel 3 is in its 32 samples, kept by bus time: its timer moves it on every
+/// 2 x (2048 - frequency) T-cycles, and each move reads the byte of wave RAM holding the new
+/// sample. On the DMG the CPU reaches wave RAM while the channel plays only right after such a
+/// read (it then gets that byte; otherwise reads give 0xFF and writes are lost), and a trigger
+/// just before one rewrites the start of wave RAM (dmg_sound 09, 10, 12).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct WavePlayback {
+    /// The sample (0-31) read last.
+    position: u8,
+    /// Bus cycle of that read (`NEVER` before the first one after a trigger).
+    last_read: u64,
+    /// Bus cycle of the next read.
+    next_read: u64,
+}
+
+const NEVER: u64 = u64::MAX;
+/// The timing constants are PyBoy 2.8.1's (its `WaveChannel`), which passes dmg_sound 09, 10 and
+/// 12 with CPU accesses timed as ours (mem_timing passes on both). Bus time at an access is a
+/// multiple of 4, so only their offsets against each other matter. Checked by hand (2026-12-04):
+/// moving any one of them by a T-cycle either way fails at least one of the three ROMs.
+/// T-cycles from the trigger's write to the end of the channel's first timer period.
+const WAVE_TRIGGER_DELAY: u64 = 5;
+/// The CPU reaches wave RAM when its access comes this many T-cycles after the channel's read.
+const WAVE_ACCESS_LAG: u64 = 1;
+/// A trigger corrupts wave RAM when the channel's next read comes this many T-cycles after it.
+const WAVE_TRIGGER_LEAD: u64 = 1;
+
+impl Default for WavePlayback {
+    fn default() -> Self {
+        WavePlayback {
+            position: 0,
+            last_read: NEVER,
+            next_read: NEVER,
+        }
+    }
+}
+
+/// Channel 1's frequency sweep unit.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+struct Sweep {
+    /// The frequency the sweep computes from (copied from NR13/NR14 at the trigger).
+    shadow: u16,
+    /// Sweep clocks left until the next calculation.
+    timer: u8,
+    /// Set at the trigger when the period or the shift is non-zero.
+    enabled: bool,
+    /// A calculation in negate mode since the trigger.
+    negated: bool,
 }
 
 impl Default for Apu {
@@ -64,6 +124,117 @@ impl Apu {
             enabled: [true, false, false, false],
             length: [0; 4],
             frame_step: 0,
+            sweep: Sweep::default(),
+            playback: WavePlayback::default(),
+        }
+    }
+
+    /// T-cycles between two of channel 3's sample reads at its current frequency.
+    fn wave_period(&self) -> u64 {
+        let frequency = self.registers[0x0D] as u64 | (self.registers[0x0E] as u64 & 7) << 8;
+        2 * (2048 - frequency)
+    }
+
+    /// Channel 3's playback at `now`, its reads since the last look counted (the period is the
+    /// one in the registers, which only change after `wave_catch_up`).
+    fn wave_at(&self, now: u64) -> WavePlayback {
+        let mut playback = self.playback;
+        if playback.next_read <= now {
+            let period = self.wave_period();
+            let reads = (now - playback.next_read) / period + 1;
+            playback.position = ((playback.position as u64 + reads) % 32) as u8;
+            playback.last_read = playback.next_read + (reads - 1) * period;
+            playback.next_read = playback.last_read + period;
+        }
+        playback
+    }
+
+    fn wave_catch_up(&mut self, now: u64) {
+        if self.enabled[2] {
+            self.playback = self.wave_at(now);
+        }
+    }
+
+    /// The wave RAM byte the CPU reaches at `now` while channel 3 plays, if any.
+    fn wave_byte_in_reach(&self, now: u64) -> Option<usize> {
+        let playback = self.wave_at(now);
+        (playback.last_read != NEVER && now - playback.last_read == WAVE_ACCESS_LAG)
+            .then_some(playback.position as usize / 2)
+    }
+
+    /// Channel 3 triggered at `now` (`was_on`: it was playing).
+    fn wave_trigger(&mut self, now: u64, was_on: bool) {
+        if was_on {
+            // DMG: a trigger just before a read rewrites wave RAM's first byte with the byte
+            // about to be read, or its first four with the aligned four holding it.
+            let playback = self.wave_at(now);
+            if playback.next_read == now + WAVE_TRIGGER_LEAD {
+                let byte = ((playback.position as usize + 1) % 32) / 2;
+                if byte < 4 {
+                    self.wave[0] = self.wave[byte];
+                } else {
+                    let start = byte & !3;
+                    self.wave.copy_within(start..start + 4, 0);
+                }
+            }
+        }
+        self.playback = WavePlayback {
+            position: 0,
+            last_read: NEVER,
+            next_read: now + self.wave_period() + WAVE_TRIGGER_DELAY,
+        };
+    }
+
+    fn sweep_period(&self) -> u8 {
+        (self.registers[0x00] >> 4) & 7
+    }
+
+    /// The sweep's next frequency from the shadow; above 2047 switches channel 1 off.
+    fn sweep_calculate(&mut self) -> u16 {
+        let shift = self.registers[0x00] & 7;
+        let delta = self.sweep.shadow >> shift;
+        let next = if self.registers[0x00] & 0x08 != 0 {
+            self.sweep.negated = true;
+            self.sweep.shadow - delta
+        } else {
+            self.sweep.shadow + delta
+        };
+        if next > 2047 {
+            self.enabled[0] = false;
+        }
+        next
+    }
+
+    fn sweep_trigger(&mut self) {
+        let period = self.sweep_period();
+        let shift = self.registers[0x00] & 7;
+        self.sweep = Sweep {
+            shadow: self.registers[0x03] as u16 | (self.registers[0x04] as u16 & 7) << 8,
+            timer: if period == 0 { 8 } else { period },
+            enabled: period != 0 || shift != 0,
+            negated: false,
+        };
+        if shift != 0 {
+            self.sweep_calculate();
+        }
+    }
+
+    fn sweep_clock(&mut self) {
+        self.sweep.timer = self.sweep.timer.saturating_sub(1);
+        if self.sweep.timer != 0 {
+            return;
+        }
+        let period = self.sweep_period();
+        self.sweep.timer = if period == 0 { 8 } else { period };
+        if !self.sweep.enabled || period == 0 {
+            return;
+        }
+        let next = self.sweep_calculate();
+        if next <= 2047 && self.registers[0x00] & 7 != 0 {
+            self.sweep.shadow = next;
+            self.registers[0x03] = next as u8;
+            self.registers[0x04] = self.registers[0x04] & !7 | (next >> 8) as u8;
+            self.sweep_calculate();
         }
     }
 
@@ -76,7 +247,8 @@ impl Apu {
         }
     }
 
-    pub fn read(&self, addr: u16) -> u8 {
+    /// `now`: bus time (wave RAM's reach while channel 3 plays depends on it).
+    pub fn read(&self, addr: u16, now: u64) -> u8 {
         match addr {
             0xFF26 => {
                 let status = self
@@ -89,21 +261,31 @@ impl Apu {
             0xFF10..=0xFF2F => {
                 self.registers[(addr - 0xFF10) as usize] | READ_MASK[(addr - 0xFF10) as usize]
             }
+            _ if self.enabled[2] => match self.wave_byte_in_reach(now) {
+                Some(byte) => self.wave[byte],
+                None => 0xFF,
+            },
             _ => self.wave[(addr - 0xFF30) as usize],
         }
     }
 
-    pub fn write(&mut self, addr: u16, value: u8) {
+    pub fn write(&mut self, addr: u16, value: u8, now: u64) {
         match addr {
             0xFF26 => {
                 let power = value & 0x80 != 0;
                 if self.powered && !power {
                     self.registers[..0x16].fill(0);
                     self.enabled = [false; 4];
+                    self.sweep = Sweep::default();
                 } else if !self.powered && power {
                     self.frame_step = 0;
                 }
                 self.powered = power;
+            }
+            0xFF30..=0xFF3F if self.enabled[2] => {
+                if let Some(byte) = self.wave_byte_in_reach(now) {
+                    self.wave[byte] = value;
+                }
             }
             0xFF30..=0xFF3F => self.wave[(addr - 0xFF30) as usize] = value,
             0xFF10..=0xFF25 => {
@@ -117,23 +299,52 @@ impl Apu {
                     }
                     return;
                 }
+                if channel == 2 {
+                    self.wave_catch_up(now); // at the frequency before this write
+                }
+                let before = self.registers[index];
                 self.registers[index] = value;
                 if channel >= 4 {
                     return;
                 }
                 match field {
                     1 => self.load_length(channel, value),
-                    2 | 0 if !self.dac_on(channel) => self.enabled[channel] = false,
-                    4 if value & 0x80 != 0 => {
-                        if self.length[channel] == 0 {
-                            self.length[channel] = length_max(channel);
-                        }
-                        self.enabled[channel] = self.dac_on(channel);
+                    // Negate mode cleared after a subtraction since the trigger.
+                    0 if channel == 0 && self.sweep.negated && value & 0x08 == 0 => {
+                        self.enabled[0] = false
                     }
+                    2 | 0 if !self.dac_on(channel) => self.enabled[channel] = false,
+                    4 => self.write_control(channel, before, value, now),
                     _ => {}
                 }
             }
             _ => {}
+        }
+    }
+
+    /// NRx4: length enable and trigger.
+    fn write_control(&mut self, channel: usize, before: u8, value: u8, now: u64) {
+        let was_on = self.enabled[channel];
+        let length_on = value & 0x40 != 0;
+        // The sequencer's next step clocks no length: enabling a counter takes one off now.
+        let between_clocks = self.frame_step % 2 == 1;
+        if between_clocks && before & 0x40 == 0 && length_on && self.length[channel] > 0 {
+            self.length[channel] -= 1;
+            if self.length[channel] == 0 && value & 0x80 == 0 {
+                self.enabled[channel] = false;
+            }
+        }
+        if value & 0x80 != 0 {
+            if self.length[channel] == 0 {
+                self.length[channel] = length_max(channel) - u16::from(between_clocks && length_on);
+            }
+            self.enabled[channel] = self.dac_on(channel);
+            if channel == 0 {
+                self.sweep_trigger();
+            }
+            if channel == 2 {
+                self.wave_trigger(now, was_on);
+            }
         }
     }
 
@@ -145,17 +356,26 @@ impl Apu {
         };
     }
 
-    /// `steps` falling edges of DIV bit 4 at once. After 512 steps every length counter that can
-    /// expire has, so longer spans only need their phase (the step count mod 8).
+    /// `steps` falling edges of DIV bit 4 at once. Once no length counter runs and the sweep is
+    /// off, further steps only move the phase.
     pub fn frame_sequencer_steps(&mut self, steps: u64) {
-        let steps = if steps > 1024 {
-            1024 + (steps - 1024) % 8
-        } else {
-            steps
-        };
-        for _ in 0..steps {
+        if !self.powered {
+            return; // the sequencer restarts at step 0 when powered on
+        }
+        for done in 0..steps {
+            if self.idle() {
+                self.frame_step = ((self.frame_step as u64 + (steps - done)) & 7) as u8;
+                return;
+            }
             self.frame_sequencer_step();
         }
+    }
+
+    /// Whether a sequencer step can change anything but its own phase.
+    fn idle(&self) -> bool {
+        let lengths_run = (0..4)
+            .any(|channel| self.registers[channel * 5 + 4] & 0x40 != 0 && self.length[channel] > 0);
+        !lengths_run && !self.sweep.enabled
     }
 
     /// Called when DIV's bit 4 (system counter bit 12) falls: one step of the 512 Hz sequencer.
@@ -174,6 +394,9 @@ impl Apu {
                 }
             }
         }
+        if self.frame_step == 2 || self.frame_step == 6 {
+            self.sweep_clock();
+        }
         self.frame_step = (self.frame_step + 1) & 7;
     }
 
@@ -186,6 +409,13 @@ impl Apu {
             w.u16(self.length[channel]);
         }
         w.u8(self.frame_step);
+        w.u16(self.sweep.shadow);
+        w.u8(self.sweep.timer);
+        w.bool(self.sweep.enabled);
+        w.bool(self.sweep.negated);
+        w.u8(self.playback.position);
+        w.u64(self.playback.last_read);
+        w.u64(self.playback.next_read);
     }
 
     pub fn load(&mut self, r: &mut StateReader) -> Result<(), StateError> {
@@ -203,6 +433,23 @@ impl Apu {
             }
         }
         self.frame_step = r.u8()? & 7;
+        self.sweep = Sweep {
+            shadow: r.u16()?,
+            timer: r.u8()?,
+            enabled: r.bool()?,
+            negated: r.bool()?,
+        };
+        if self.sweep.shadow > 2047 || self.sweep.timer > 8 {
+            return Err(StateError("APU sweep out of range".into()));
+        }
+        self.playback = WavePlayback {
+            position: r.u8()?,
+            last_read: r.u64()?,
+            next_read: r.u64()?,
+        };
+        if self.playback.position > 31 {
+            return Err(StateError("APU wave position out of range".into()));
+        }
         Ok(())
     }
 }
@@ -214,42 +461,42 @@ mod tests {
     #[test]
     fn read_masks_and_power_off() {
         let mut apu = Apu::new();
-        apu.write(0xFF11, 0x00);
+        apu.write(0xFF11, 0x00, 0);
         assert_eq!(
-            apu.read(0xFF11),
+            apu.read(0xFF11, 0),
             0x3F,
             "duty bits read back, length bits read 1"
         );
-        assert_eq!(apu.read(0xFF13), 0xFF, "frequency low is write-only");
-        apu.write(0xFF26, 0x00);
-        assert_eq!(apu.read(0xFF26), 0x70);
-        apu.write(0xFF12, 0xF0);
-        assert_eq!(apu.read(0xFF12), 0x00, "writes are ignored while off");
-        apu.write(0xFF30, 0x5A);
-        assert_eq!(apu.read(0xFF30), 0x5A, "wave RAM stays accessible");
+        assert_eq!(apu.read(0xFF13, 0), 0xFF, "frequency low is write-only");
+        apu.write(0xFF26, 0x00, 0);
+        assert_eq!(apu.read(0xFF26, 0), 0x70);
+        apu.write(0xFF12, 0xF0, 0);
+        assert_eq!(apu.read(0xFF12, 0), 0x00, "writes are ignored while off");
+        apu.write(0xFF30, 0x5A, 0);
+        assert_eq!(apu.read(0xFF30, 0), 0x5A, "wave RAM stays accessible");
     }
 
     #[test]
     fn length_counter_switches_channel_off() {
         let mut apu = Apu::new();
-        apu.write(0xFF17, 0xF0); // DAC on
-        apu.write(0xFF16, 0x3E); // length 2
-        apu.write(0xFF19, 0xC0); // trigger with length enabled
-        assert_eq!(apu.read(0xFF26) & 0x02, 0x02);
+        apu.write(0xFF17, 0xF0, 0); // DAC on
+        apu.write(0xFF16, 0x3E, 0); // length 2
+        apu.write(0xFF19, 0xC0, 0); // trigger with length enabled
+        assert_eq!(apu.read(0xFF26, 0) & 0x02, 0x02);
         apu.frame_sequencer_step(); // step 0 clocks length: 1 left
-        assert_eq!(apu.read(0xFF26) & 0x02, 0x02);
+        assert_eq!(apu.read(0xFF26, 0) & 0x02, 0x02);
         apu.frame_sequencer_step(); // step 1: no length clock
         apu.frame_sequencer_step(); // step 2: 0 left
-        assert_eq!(apu.read(0xFF26) & 0x02, 0);
+        assert_eq!(apu.read(0xFF26, 0) & 0x02, 0);
     }
 
     #[test]
     fn dac_off_disables_channel() {
         let mut apu = Apu::new();
-        apu.write(0xFF1A, 0x80);
-        apu.write(0xFF1E, 0x80);
-        assert_eq!(apu.read(0xFF26) & 0x04, 0x04);
-        apu.write(0xFF1A, 0x00);
-        assert_eq!(apu.read(0xFF26) & 0x04, 0);
+        apu.write(0xFF1A, 0x80, 0);
+        apu.write(0xFF1E, 0x80, 0);
+        assert_eq!(apu.read(0xFF26, 0) & 0x04, 0x04);
+        apu.write(0xFF1A, 0x00, 0);
+        assert_eq!(apu.read(0xFF26, 0) & 0x04, 0);
     }
 }

@@ -440,7 +440,7 @@ impl Bus {
             0xFF0F => self.interrupt_flags | 0xE0,
             0xFF10..=0xFF3F => {
                 self.sync_timer();
-                self.apu.read(addr)
+                self.apu.read(addr, self.cycles)
             }
             0xFF46 => self.dma.register,
             0xFF41 | 0xFF44 => {
@@ -568,7 +568,7 @@ impl Bus {
             0xFF0F => self.interrupt_flags = value | 0xE0,
             0xFF10..=0xFF3F => {
                 self.sync_timer();
-                self.apu.write(addr, value)
+                self.apu.write(addr, value, self.cycles)
             }
             0xFF46 => {
                 self.sync_dma();
@@ -608,7 +608,7 @@ impl Bus {
             0xFF01 | 0xFF02 => self.serial.read(addr, self.cycles),
             0xFF04..=0xFF07 => self.timer.read(addr),
             0xFF0F => self.interrupt_flags | 0xE0,
-            0xFF10..=0xFF3F => self.apu.read(addr),
+            0xFF10..=0xFF3F => self.apu.read(addr, self.cycles),
             0xFF46 => self.dma.register,
             0xFF40..=0xFF4B => self.ppu.read_register(addr),
             0xFF80..=0xFFFE => self.hram[(addr - 0xFF80) as usize],
