@@ -1,0 +1,43 @@
+"""L2: the pass-table tool (`envs/emurust/test_roms.py`) tells passing from failing ROMs on both
+emulators. The expected verdicts are facts measured apart from the tool: PyBoy 2.8.1's results as
+first recorded in data/roms/SOURCES.md (section 4) and what each ROM tests."""
+
+from __future__ import annotations
+
+import pytest
+
+from envs.emurust.test_roms import rom_checks, verdict_of
+
+CHECKS = {check.name: check for check in rom_checks()}
+
+# (ROM, emulator, PyBoy's sound emulation, passes)
+KNOWN = [
+    ("01-special", "pyboy", True, True),
+    ("01-special", "ours", True, True),
+    # PyBoy does not emulate the HALT bug; ours does.
+    ("halt_bug", "pyboy", True, False),
+    ("halt_bug", "ours", True, True),
+    # PyBoy runs its own boot ROM, which leaves other registers than the DMG ABC's.
+    ("boot_regs-dmgABC", "pyboy", True, False),
+    ("boot_regs-dmgABC", "ours", True, True),
+    # Neither emulates the OAM corruption bug.
+    ("2-causes", "pyboy", True, False),
+    ("2-causes", "ours", True, False),
+    # With sound emulation off, PyBoy's sound registers read 0.
+    ("01-registers", "pyboy", True, True),
+    ("01-registers", "pyboy", False, False),
+    ("01-registers", "ours", True, True),
+]
+
+
+@pytest.mark.parametrize("name,emulator,sound,passes", KNOWN)
+def test_known_verdicts(name, emulator, sound, passes):
+    verdict = verdict_of(CHECKS[name], emulator, pyboy_sound=sound)
+    assert verdict.passed is passes, f"[emurust/test_roms] {emulator} on {name}: {verdict.detail}"
+
+
+def test_every_dmg_rom_is_in_the_table():
+    names = {(check.suite, check.name) for check in rom_checks()}
+    assert len([n for n in names if n[0] == "mooneye acceptance"]) == 70
+    assert len([n for n in names if n[0] == "blargg dmg_sound"]) == 12
+    assert ("dmg-acid2", "dmg-acid2") in names
