@@ -158,7 +158,7 @@ impl Apu {
     /// The wave RAM byte the CPU reaches at `now` while channel 3 plays, if any.
     fn wave_byte_in_reach(&self, now: u64) -> Option<usize> {
         let playback = self.wave_at(now);
-        (playback.last_read != NEVER && now - playback.last_read == WAVE_ACCESS_LAG)
+        (playback.last_read != NEVER && now.wrapping_sub(playback.last_read) == WAVE_ACCESS_LAG)
             .then_some(playback.position as usize / 2)
     }
 

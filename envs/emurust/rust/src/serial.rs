@@ -82,7 +82,7 @@ impl Serial {
     /// Bits of a transfer ending at `end` (`END_DELAY` after its last edge, the edges 512
     /// T-cycles apart) still to move after `now`.
     fn bits_left(end: u64, now: u64) -> u64 {
-        (end - END_DELAY)
+        end.saturating_sub(END_DELAY)
             .saturating_sub(now)
             .div_ceil(CYCLES_PER_BIT)
             .min(8)
