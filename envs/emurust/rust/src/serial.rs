@@ -4,10 +4,11 @@
 //! bus time reaches `completes_at`.
 //!
 //! The 8192 Hz clock is not the transfer's own: each bit moves on a falling edge of the system
-//! counter's bit 8 (the counter DIV shows the high byte of), so a transfer lasts 3,585 to 4,096
-//! T-cycles depending on where the counter stands when it starts, and resetting DIV moves the
-//! edges (mooneye's serial/boot_sclk_align checks this against the boot ROM's counter). The
-//! PyBoy-compatible timing keeps 4,096 T-cycles from the write, as PyBoy 2.8.1 counts them.
+//! counter's bit 8 (the counter DIV shows the high byte of), so the eight bits take 3,588 to
+//! 4,096 T-cycles depending on where the counter stands when the transfer starts, and resetting
+//! DIV moves the edges (mooneye's serial/boot_sclk_align checks this against the boot ROM's
+//! counter). The PyBoy-compatible timing keeps 4,096 T-cycles from the write, as PyBoy 2.8.1
+//! counts them.
 
 use crate::interrupts;
 use crate::state::{StateError, StateReader, StateWriter};
