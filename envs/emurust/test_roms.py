@@ -203,7 +203,9 @@ def _screen_judge(gb, allowance):
     while "Passed" not in text and "Failed" not in text and gb.frame_count < allowance:
         gb.run_frames(30)
         text = background_text(gb)
-    return "Passed" in text, "Passed" if "Passed" in text else (text.split("Failed", 1)[-1].strip()[:40] or "timeout")
+    if "Passed" in text:
+        return True, "Passed"
+    return False, f"Failed {text.split('Failed', 1)[1].strip()[:40]}" if "Failed" in text else "timeout"
 
 
 def _mooneye_judge(gb, allowance):
@@ -257,13 +259,15 @@ def verdict_of(check: RomCheck, emulator: str, pyboy_sound: bool = True) -> Verd
     """Runs one ROM on one emulator; an emulator that raises fails the ROM with its error."""
     start = time.perf_counter()
     allowance = check.max_frames + (BOOT_ALLOWANCE_FRAMES if emulator == "pyboy" else 0)
-    gb = console(emulator, check.rom, pyboy_sound)
+    gb = None
     try:
+        gb = console(emulator, check.rom, pyboy_sound)
         passed, detail = check.judge(gb, allowance)
     except Exception as error:  # noqa: BLE001 - a crash is this ROM's verdict, the table goes on
         passed, detail = False, f"error: {type(error).__name__}: {error}"
     finally:
-        gb.close()
+        if gb is not None:
+            gb.close()
     return Verdict(check.suite, check.name, emulator, bool(passed), detail, check.required,
                    round(time.perf_counter() - start, 3))
 
