@@ -66,6 +66,15 @@ def blargg_memory_result(gb) -> tuple[int, str] | None:
     return block[0], text
 
 
+def run_until_memory_result(gb, max_frames: int) -> tuple[int, str] | None:
+    """Runs until blargg's result block at $A000 is final (or the frame budget ends)."""
+    result = None
+    while result is None and gb.frame_count < max_frames:
+        gb.run_frames(30)
+        result = blargg_memory_result(gb)
+    return result
+
+
 def background_text(gb) -> str:
     """The 20x18 visible part of the background map as text (blargg's font puts ASCII code c in
     tile c), for ROMs that print their result only on screen."""
@@ -188,10 +197,7 @@ def _serial_judge(pass_word: str):
 
 
 def _memory_judge(gb, allowance):
-    result = None
-    while result is None and gb.frame_count < allowance:
-        gb.run_frames(30)
-        result = blargg_memory_result(gb)
+    result = run_until_memory_result(gb, allowance)
     if result is None:
         return False, "no result at $A000"
     code, text = result

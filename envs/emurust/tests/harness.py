@@ -10,12 +10,11 @@ from envs.emurust.build_ext import load_core
 
 # How each ROM reports its result: shared with the pass-table tool (envs/emurust/test_roms.py).
 from envs.emurust.test_roms import (  # noqa: F401 - re-exported for the tests
-    MOONEYE_FAIL,
-    MOONEYE_PASS,
+    MOONEYE_OTHER_MODELS,
     background_text,
-    blargg_memory_result,
     mooneye_result,
     reference_png_shades,
+    run_until_memory_result,
     run_until_serial,
 )
 

@@ -4,7 +4,7 @@
   mem_timing-2 and dmg_sound's 12 singles (result block at $A000), halt_bug (result printed on
   screen only), and the three oam_bug singles that pass (the OAM bug itself is not emulated);
 - mooneye acceptance: every ROM for the DMG ABC must pass (64 of 70); the 6 others test the boot
-  state of other models (OTHER_MODELS: DMG0, MGB, SGB, SGB2), which this emulator does not offer;
+  state of other models (MOONEYE_OTHER_MODELS: DMG0, MGB, SGB, SGB2), which this emulator does not offer;
   PyBoy 2.8.1 passes 60, all of which are among our 64;
 - dmg-acid2: pixel-exact against its reference image.
 """
@@ -18,11 +18,12 @@ from .harness import (
     BLARGG,
     DMG_ACID2,
     MOONEYE,
+    MOONEYE_OTHER_MODELS,
     background_text,
-    blargg_memory_result,
     mooneye_result,
     new_gameboy,
     reference_png_shades,
+    run_until_memory_result,
     run_until_serial,
 )
 
@@ -33,15 +34,11 @@ DMG_SOUND_SINGLES = sorted((BLARGG / "dmg_sound" / "rom_singles").glob("*.gb"))
 # passing; the OAM corruption itself (2, 4, 5, 7, 8) is not emulated (README).
 OAM_BUG_PASSING = ["1-lcd_sync", "3-non_causes", "6-timing_no_bug"]
 
-# The mooneye ROMs for other models than the DMG ABC: they check the boot state that model's boot
-# ROM leaves (PyBoy 2.8.1, which runs its own DMG boot ROM, fails them too; ours starts in the
-# DMG ABC's boot state). The four others PyBoy fails, boot_regs-dmgABC, bits/unused_hwio-GS,
-# boot_hwio-dmgABCmgb and serial/boot_sclk_align-dmgABCmgb, we pass; they run below like every
-# other ROM.
-OTHER_MODELS = {
-    "boot_hwio-S", "boot_hwio-dmg0",
-    "boot_regs-dmg0", "boot_regs-mgb", "boot_regs-sgb", "boot_regs-sgb2",
-}
+# The mooneye ROMs for other models than the DMG ABC (MOONEYE_OTHER_MODELS, envs/emurust/test_roms.py)
+# check the boot state that model's boot ROM leaves; PyBoy 2.8.1, which runs its own DMG boot ROM,
+# fails them too, and ours starts in the DMG ABC's boot state. The four others PyBoy fails,
+# boot_regs-dmgABC, bits/unused_hwio-GS, boot_hwio-dmgABCmgb and serial/boot_sclk_align-dmgABCmgb,
+# we pass; they run below like every other ROM.
 
 
 def _mooneye_name(path) -> str:
@@ -69,37 +66,27 @@ def test_blargg_timing_serial(rom):
     assert "Passed" in text and "Failed" not in text, f"[emurust/timing] {rom}: serial said {text!r}"
 
 
-def test_blargg_mem_timing_2():
-    gb = new_gameboy(BLARGG / "mem_timing-2" / "mem_timing.gb")
-    result = None
-    while result is None and gb.frame_count < 3000:
-        gb.run_frames(30)
-        result = blargg_memory_result(gb)
-    assert result is not None, "[emurust/timing] no result block at $A000 after 3000 frames"
-    code, text = result
-    assert code == 0 and "Passed" in text, f"[emurust/timing] result {code}: {text!r}"
-
-
-def _run_until_memory_result(rom, max_frames: int = 3000) -> tuple[int, str]:
-    gb = new_gameboy(rom)
-    result = None
-    while result is None and gb.frame_count < max_frames:
-        gb.run_frames(30)
-        result = blargg_memory_result(gb)
-    assert result is not None, f"[emurust/apu] {rom.name}: no result block at $A000 after {max_frames} frames"
+def _memory_result(rom, max_frames: int = 3000) -> tuple[int, str]:
+    result = run_until_memory_result(new_gameboy(rom), max_frames)
+    assert result is not None, f"[emurust] {rom.name}: no result block at $A000 after {max_frames} frames"
     return result
+
+
+def test_blargg_mem_timing_2():
+    code, text = _memory_result(BLARGG / "mem_timing-2" / "mem_timing.gb")
+    assert code == 0 and "Passed" in text, f"[emurust/timing] result {code}: {text!r}"
 
 
 @pytest.mark.parametrize("rom", DMG_SOUND_SINGLES, ids=lambda p: p.stem)
 def test_blargg_dmg_sound(rom):
     # The status byte is the verdict (0: passed); 09, 10 and 12 print more than the 1 KiB read.
-    code, text = _run_until_memory_result(rom)
+    code, text = _memory_result(rom)
     assert code == 0 and "Failed" not in text, f"[emurust/apu] {rom.name}: result {code}: {text!r}"
 
 
 @pytest.mark.parametrize("name", OAM_BUG_PASSING)
 def test_blargg_oam_bug_passing_ones(name):
-    code, text = _run_until_memory_result(BLARGG / "oam_bug" / "rom_singles" / f"{name}.gb")
+    code, text = _memory_result(BLARGG / "oam_bug" / "rom_singles" / f"{name}.gb")
     assert code == 0 and "Passed" in text, f"[emurust/ppu] oam_bug {name}: result {code}: {text!r}"
 
 
@@ -115,7 +102,7 @@ def test_blargg_halt_bug():
 @pytest.mark.parametrize("rom", MOONEYE_ROMS, ids=_mooneye_name)
 def test_mooneye_acceptance(rom):
     name = _mooneye_name(rom)
-    if name in OTHER_MODELS:
+    if name in MOONEYE_OTHER_MODELS:
         pytest.skip("tests another model's boot state (DMG0, MGB or SGB); this emulator is a DMG ABC")
     result = mooneye_result(new_gameboy(rom))
     assert result == "pass", f"[emurust/timing] mooneye {name}: {result}"
