@@ -1,8 +1,11 @@
 """L3 backends: PyBoy and the Rust emulator stepped one frame at a time, compared frame by frame.
 
 A step is one frame with a button mask (bit i = BUTTONS[i] held); what is compared after every
-frame is the screen (observation, DMG shades) and the state fields WRAM (0xC000-0xDFFF) and HRAM
-(0xFF80-0xFFFE).
+frame is the screen (observation, DMG shades) and the machine's state: WRAM (0xC000-0xDFFF), HRAM
+(0xFF80-0xFFFE), VRAM (0x8000-0x9FFF), OAM (0xFE00-0xFE9F), every I/O register as the CPU reads it
+(0xFF00-0xFF7F), IE (0xFFFF), the CPU's registers and the T-cycles since power-on. Registers are
+compared in PyBoy's convention for a halted CPU, whose PC stays on its HALT (ours is past it, as on
+hardware: `pyboy_pc`).
 
 Alignment. PyBoy always runs its own boot ROM first: the game's first instruction runs during its
 65th frame (LY 145). The Rust emulator starts at 0x0100 in the state PyBoy's boot ROM leaves
@@ -25,7 +28,7 @@ import numpy as np
 from shared.verification.l3 import StepOutput
 
 from . import game2048
-from .reference.pyboy_ref import PyBoyGameBoy
+from .reference.pyboy_ref import HRAM, WRAM, PyBoyGameBoy
 from .rust_backend import RustGameBoy
 
 # PyBoy's frame in which the game's first instruction runs; ours starts in it (at 0x0100).
@@ -35,6 +38,22 @@ PYBOY_FIRST_GAME_FRAME = 65
 # drew; from the next frame on, both draw the same lines.
 PYBOY_BOOT_FRAMES = PYBOY_FIRST_GAME_FRAME + 1
 OURS_BOOT_FRAMES = 2
+
+
+VRAM = (0x8000, 0xA000)
+# What the state compares, as [start, stop) address ranges read as the CPU reads them.
+REGIONS = {
+    "wram": WRAM, "hram": HRAM, "vram": VRAM, "oam": (0xFE00, 0xFEA0), "io": (0xFF00, 0xFF80),
+    "ie": (0xFFFF, 0x10000),
+}
+CPU_REGISTERS = ("a", "f", "b", "c", "d", "e", "h", "l", "sp", "pc")
+
+
+def pyboy_pc(registers: dict) -> int:
+    """PC as PyBoy 2.8.1 holds it: on a halted CPU's HALT (its HALT leaves PC there and the wake
+    steps over it: pyboy/core/opcodes.py `HALT_76`, core/cpu.py `tick` and `check_interrupts`),
+    where ours, as the hardware, is past it. PyBoy has no `halted` in its public API, so ours says."""
+    return (registers["pc"] - 1) & 0xFFFF if registers.get("halted") else registers["pc"]
 
 
 class FrameBackend:
@@ -49,13 +68,12 @@ class FrameBackend:
 
     def _output(self) -> StepOutput:
         emulator = self._emulator
-        return StepOutput(
-            observation=emulator.screen_shades(),
-            state={
-                "wram": np.frombuffer(emulator.wram(), dtype=np.uint8),
-                "hram": np.frombuffer(emulator.hram(), dtype=np.uint8),
-            },
-        )
+        registers = emulator.cpu_registers()
+        registers = [registers[name] for name in CPU_REGISTERS[:-1]] + [pyboy_pc(registers)]
+        state = {name: np.frombuffer(emulator.read_memory(*span), dtype=np.uint8) for name, span in REGIONS.items()}
+        state["cpu"] = np.array(registers, dtype=np.int32)
+        state["cycles"] = np.int64(emulator.cycles())
+        return StepOutput(observation=emulator.screen_shades(), state=state)
 
     def reset(self, seed: int) -> StepOutput:
         self._emulator.load_state(self._start)
@@ -73,7 +91,6 @@ def pyboy_backend(rom: Path = game2048.ROM_PATH) -> FrameBackend:
     return FrameBackend("pyboy", PyBoyGameBoy(rom, sound_emulated=True), PYBOY_BOOT_FRAMES)
 
 
-VRAM = (0x8000, 0xA000)
 # PyBoy is still in its boot ROM after this many frames, past the point where it draws its logo.
 PYBOY_LOGO_FRAMES = PYBOY_FIRST_GAME_FRAME - 1
 

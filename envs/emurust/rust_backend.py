@@ -63,6 +63,15 @@ class RustGameBoy:
     def hram(self) -> bytes:
         return self._gb.read_range(*HRAM)
 
+    def cpu_registers(self) -> dict:
+        """"a", "f", "b", "c", "d", "e", "h", "l", "sp", "pc", "ime", "halted". A halted CPU's PC
+        is past its HALT, as on hardware."""
+        return self._gb.registers()
+
+    def cycles(self) -> int:
+        """T-cycles since power-on (with `power_on="pyboy"`, counted as PyBoy counts them)."""
+        return self._gb.cycles
+
     def serial_output(self) -> str:
         return self._gb.serial_output.decode("latin-1")
 

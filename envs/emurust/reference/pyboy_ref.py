@@ -21,7 +21,9 @@ Facts about PyBoy 2.8.1 this relies on (read from its source, checked by tests/l
   so that the screen does not depend on which earlier frames were rendered. The null window starts
   at unlimited speed; `set_emulation_speed(0)` makes it explicit.
 - Input: `button_press`/`button_release` queue events that PyBoy applies at the start of the next
-  frame (before any instruction of it runs); a press raises the joypad interrupt as on hardware.
+  frame (before any instruction of it runs); every newly pressed button raises the joypad interrupt,
+  whichever rows P1 selects (on hardware only a selected line falling does), and P1 reads the byte
+  computed at the game's last write to it (0 before the first).
 - Screen: `pyboy.screen.ndarray` is (144, 160, 4) RGBA over PyBoy's own buffer. In DMG mode each
   pixel is one of the four colours of `color_palette` after the BGP/OBP0/OBP1 register mapping,
   so the shade is recovered exactly from the colour. PyBoy's default DMG palette is "Grey":
@@ -249,6 +251,19 @@ class PyBoyGameBoy:
     def hram(self) -> bytes:
         """High RAM, 0xFF80-0xFFFE (127 bytes)."""
         return self.read_memory(*HRAM)
+
+    def cpu_registers(self) -> dict[str, int]:
+        """The CPU's registers "a", "f", "b", "c", "d", "e", "h", "l", "sp", "pc" (PyBoy's public
+        `register_file`). PyBoy leaves a halted CPU's PC on its HALT and steps over it when the
+        CPU wakes (core/opcodes.py `HALT_76`, core/cpu.py `tick`)."""
+        rf = self._pyboy.register_file
+        hl = rf.HL
+        return {"a": rf.A, "f": rf.F, "b": rf.B, "c": rf.C, "d": rf.D, "e": rf.E, "h": hl >> 8, "l": hl & 0xFF,
+                "sp": rf.SP, "pc": rf.PC}
+
+    def cycles(self) -> int:
+        """T-cycles since power-on (PyBoy's own count, boot ROM included)."""
+        return int(self._pyboy._cycles())
 
     def serial_output(self) -> str:
         """Everything the ROM wrote to the serial data register SB (0xFF01) since power-on."""

@@ -129,6 +129,15 @@ impl Apu {
         }
     }
 
+    /// As PyBoy 2.8.1's own boot ROM leaves the APU (read from PyBoy at 0x0100): NR10 holds
+    /// 0x13 (it reads 0x93), channel 1 is off again, and wave RAM holds the 0xFF bytes PyBoy
+    /// starts it with (core/sound.py `WaveChannel`).
+    pub fn pyboy_power_on(&mut self) {
+        self.registers[0x00] = 0x13;
+        self.enabled[0] = false;
+        self.wave = [0xFF; 16];
+    }
+
     /// T-cycles between two of channel 3's sample reads at its current frequency.
     fn wave_period(&self) -> u64 {
         let frequency = self.registers[0x0D] as u64 | (self.registers[0x0E] as u64 & 7) << 8;
@@ -457,6 +466,16 @@ impl Apu {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn pyboy_power_on_is_pyboy_boot_roms_state() {
+        // Read from PyBoy 2.8.1 at 0x0100: NR10 0x93, NR52 0xF0, wave RAM sixteen 0xFF.
+        let mut apu = Apu::new();
+        assert_eq!((apu.read(0xFF10, 0), apu.read(0xFF26, 0)), (0x80, 0xF1));
+        apu.pyboy_power_on();
+        assert_eq!((apu.read(0xFF10, 0), apu.read(0xFF26, 0)), (0x93, 0xF0));
+        assert!((0xFF30..0xFF40).all(|addr| apu.read(addr, 0) == 0xFF));
+    }
 
     #[test]
     fn read_masks_and_power_off() {

@@ -57,7 +57,8 @@ impl GameBoy {
                 .set_vblank_position(145, 112)
                 .expect("a VBlank position");
             gb.bus.hram[0xFFFC - 0xFF80] = 0xB1;
-            gb.bus.joypad.deselect_rows();
+            gb.bus.joypad.pyboy_power_on();
+            gb.bus.apu.pyboy_power_on();
             gb.set_pyboy_compat(true);
         }
         gb.bus.sync_all();

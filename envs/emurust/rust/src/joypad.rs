@@ -19,7 +19,7 @@ pub struct Joypad {
 
 impl Default for Joypad {
     /// As the DMG boot ROM leaves it: both rows selected, P1 reading 0xCF (mooneye's
-    /// boot_hwio-dmgABCmgb). The PyBoy-compatible power-on deselects them (`deselect_rows`).
+    /// boot_hwio-dmgABCmgb). The PyBoy-compatible power-on deselects them (`pyboy_power_on`).
     fn default() -> Self {
         Joypad {
             select: 0x00,
@@ -57,18 +57,33 @@ impl Joypad {
         } else {
             0xCF
         };
-        self.request_on_fall(before, interrupt_flags);
+        if !self.pyboy {
+            // PyBoy's P1 write only recomputes the byte P1 reads (core/mb.py).
+            self.request_on_fall(before, interrupt_flags);
+        }
     }
 
     pub fn set_buttons(&mut self, buttons: u8, interrupt_flags: &mut u8) {
+        if self.pyboy {
+            // PyBoy 2.8.1 (core/interaction.py `key_event`, core/mb.py `buttonevent`) requests the
+            // joypad interrupt for every newly pressed button, whichever rows P1 selects.
+            if buttons & !self.buttons != 0 {
+                *interrupt_flags |= interrupts::JOYPAD;
+            }
+            self.buttons = buttons;
+            return;
+        }
         let before = self.lines();
         self.buttons = buttons;
         self.request_on_fall(before, interrupt_flags);
     }
 
-    /// Neither row selected (P1 bits 4-5 high), with no interrupt: the state PyBoy 2.8.1 starts in.
-    pub fn deselect_rows(&mut self) {
+    /// Neither row selected (P1 bits 4-5 high), with no interrupt, and P1 reading 0x00 until the
+    /// game first writes it (PyBoy keeps P1 as a byte its writes compute, 0 at power-on, which its
+    /// boot ROM never writes): the state PyBoy 2.8.1 starts the cartridge in.
+    pub fn pyboy_power_on(&mut self) {
         self.select = 0x30;
+        self.pyboy_latched = 0x00;
     }
 
     pub fn buttons(&self) -> u8 {
@@ -101,8 +116,10 @@ mod tests {
 
     #[test]
     fn rows_are_selected_and_active_low() {
-        let mut pad = Joypad::default();
-        pad.deselect_rows();
+        let mut pad = Joypad {
+            select: 0x30,
+            ..Joypad::default()
+        };
         let mut flags = 0;
         pad.set_buttons(0b0001_0001, &mut flags); // A and RIGHT
         assert_eq!(flags, 0, "no row selected: no interrupt");
@@ -127,5 +144,32 @@ mod tests {
         pad.set_buttons(0b0100_0000, &mut flags); // UP
         assert_eq!(pad.read(), 0xCB);
         assert_eq!(flags, interrupts::JOYPAD, "a selected line fell");
+    }
+
+    #[test]
+    fn pyboy_mode_requests_on_every_press_and_latches_p1_at_writes() {
+        // PyBoy 2.8.1: core/interaction.py `key_event` answers a press of any button, and
+        // core/mb.py then sets IF bit 4; a P1 write only recomputes the byte P1 reads.
+        let mut pad = Joypad {
+            pyboy: true,
+            ..Joypad::default()
+        };
+        pad.pyboy_power_on();
+        assert_eq!(pad.read(), 0x00, "P1 reads 0 until the game writes it");
+        let mut flags = 0;
+        pad.set_buttons(0b0000_1000, &mut flags); // START, no row selected
+        assert_eq!(flags, interrupts::JOYPAD, "any newly pressed button");
+        flags = 0;
+        pad.set_buttons(0b0000_1000, &mut flags);
+        assert_eq!(flags, 0, "held, not newly pressed");
+        pad.set_buttons(0, &mut flags);
+        assert_eq!(flags, 0, "a release requests nothing");
+        pad.set_buttons(0b0001_0000, &mut flags); // RIGHT
+        flags = 0;
+        pad.write(0x20, &mut flags); // select directions: the line is already low
+        assert_eq!(flags, 0, "a write requests nothing");
+        assert_eq!(pad.read(), 0xCE, "RIGHT, latched by the write");
+        pad.set_buttons(0b0011_0000, &mut flags); // and LEFT, after the write
+        assert_eq!(pad.read(), 0xCE, "P1 keeps what the last write latched");
     }
 }

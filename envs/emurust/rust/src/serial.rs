@@ -38,8 +38,12 @@ impl Serial {
         if addr != 0xFF01 {
             return self.control | 0x7E;
         }
+        if self.pyboy {
+            // PyBoy 2.8.1's disconnected link cable: SB always reads 0xFF (core/serial.py).
+            return 0xFF;
+        }
         match self.completes_at {
-            Some(end) if !self.pyboy => {
+            Some(end) => {
                 let sent = 8 - Self::bits_left(end, now);
                 ((self.data as u16) << sent | ((1u16 << sent) - 1)) as u8
             }
@@ -145,6 +149,27 @@ mod tests {
         assert_eq!(s.read(0xFF01, 4196), 0xFF);
         assert_eq!(s.read(0xFF02, 4196) & 0x80, 0);
         assert_eq!(s.next_event(), None);
+    }
+
+    #[test]
+    fn pyboy_sb_reads_0xff_whatever_was_written() {
+        // PyBoy 2.8.1's disconnected cable (core/serial.py): SB starts at 0xFF and `set_SB`
+        // stores 0xFF; the written byte still goes out (and into `output`).
+        let mut s = Serial {
+            pyboy: true,
+            ..Serial::default()
+        };
+        assert_eq!(s.read(0xFF01, 0), 0xFF);
+        s.write(0xFF01, 0x42, 8, 0);
+        assert_eq!(s.read(0xFF01, 8), 0xFF);
+        s.write(0xFF02, 0x81, 12, 0);
+        assert_eq!(s.output, [0x42]);
+        let hardware = Serial::default();
+        assert_eq!(
+            hardware.read(0xFF01, 0),
+            0x00,
+            "the DMG's SB after its boot ROM"
+        );
     }
 }
 
