@@ -1,5 +1,6 @@
-"""L3: the Rust emulator against PyBoy 2.8.1, frame by frame (screen, WRAM, HRAM), from the same
-state and the same inputs (envs/emurust/l3_backends.py explains the alignment).
+"""L3: the Rust emulator against PyBoy 2.8.1, frame by frame (the screen, and the state: WRAM, HRAM,
+VRAM, OAM, I/O registers, IE, CPU registers, T-cycles), from the same state and the same inputs
+(envs/emurust/l3_backends.py explains the alignment).
 
 `power_on="pyboy"` also switches the emulator to PyBoy-compatible timing (`GameBoy::set_pyboy_compat`):
 interrupts are sampled at instruction boundaries only (PyBoy checks them when its scheduler starts a
@@ -19,9 +20,11 @@ import numpy as np
 
 from envs.emurust import game2048
 from envs.emurust.l3_backends import (
+    CPU_REGISTERS,
     PYBOY_FIRST_GAME_FRAME,
     Scripted2048Inputs,
     pyboy_backend,
+    pyboy_pc,
     pyboy_tobu_backend,
     rust_backend,
     rust_tobu_backend,
@@ -43,12 +46,16 @@ def test_frame_boundaries_and_first_frame_match_pyboy():
     assert pyboy.wram() == ours.wram()
     assert pyboy.hram() == ours.hram()
     np.testing.assert_array_equal(pyboy.screen_shades(), ours.screen_shades())
-    assert pyboy._pyboy._cycles() == ours.core.cycles
-    # The next frames (LCD switched off, on, then running) end within 16 T-cycles of PyBoy's.
-    for frame in range(1, 8):
+    assert pyboy.cycles() == ours.cycles()
+    # The next frames (LCD switched off, on, then running) end on the same T-cycle, with the same
+    # registers (PC in PyBoy's convention while halted).
+    for frame in range(1, 60):
         pyboy.run_frames(1)
         ours.run_frames(1)
-        assert abs(pyboy._pyboy._cycles() - ours.core.cycles) <= 16, f"frame {frame}"
+        assert pyboy.cycles() == ours.cycles(), f"frame {frame}"
+        registers = ours.cpu_registers()
+        assert pyboy.cpu_registers() == {**{k: registers[k] for k in CPU_REGISTERS}, "pc": pyboy_pc(registers)}, (
+            f"frame {frame}")
 
 
 def test_2048_frame_by_frame_100_episodes():
