@@ -88,3 +88,27 @@ def test_tobutobugirl_scripted_run():
         translation_factory="envs.emurust.l3_backends:rust_tobu_backend",
     )
     assert result.steps == len(script)
+
+
+CPU_INSTRS = game2048.HERE / "data" / "roms" / "blargg" / "cpu_instrs" / "cpu_instrs.gb"
+# blargg's cpu_instrs in PyBoy's own timing: equal to PyBoy in the whole state at every frame end
+# through frame 172, except frame 3 (the first after the ROM switches the LCD on, where PyBoy's
+# frame ends one instruction later; frame 4 ends together again). From frame 173 on, its timer
+# tests read TIMA at moments PyBoy times otherwise (README, "L3"). Frame 21 caught LY turning 144 4
+# dots early, frame 155 a 4,096-cycle serial transfer (PyBoy's take 1,024).
+CPU_INSTRS_EQUAL_FRAMES = 173
+CPU_INSTRS_FRAME_ENDING_LATER = 3
+
+
+def test_blargg_cpu_instrs_whole_state_until_its_timer_tests():
+    pyboy, ours = pyboy_backend(CPU_INSTRS), rust_backend(CPU_INSTRS)
+    pyboy.reset(0)
+    ours.reset(0)
+    for frame in range(CPU_INSTRS_EQUAL_FRAMES):
+        expected, actual = pyboy.step(0), ours.step(0)
+        if frame == CPU_INSTRS_FRAME_ENDING_LATER:
+            assert expected.state["cycles"] - actual.state["cycles"] == 8, "PyBoy's frame ends one instruction later"
+            continue
+        np.testing.assert_array_equal(expected.observation, actual.observation, err_msg=f"screen, frame {frame}")
+        for field, value in expected.state.items():
+            np.testing.assert_array_equal(value, actual.state[field], err_msg=f"{field}, frame {frame}")

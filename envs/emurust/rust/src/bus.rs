@@ -549,8 +549,13 @@ impl Bus {
             0xFF01 | 0xFF02 => {
                 self.serial.sync(self.cycles, &mut self.interrupt_flags);
                 self.sync_timer();
-                self.serial
-                    .write(addr, value, self.cycles, self.timer.counter);
+                // PyBoy starts its transfer's count at its own moment of the write.
+                let at = if self.pyboy {
+                    self.pyboy_instr_start() + pyboy_write_offset(self.pyboy_opcode) as u64
+                } else {
+                    self.cycles
+                };
+                self.serial.write(addr, value, at, self.timer.counter);
                 self.reschedule();
             }
             0xFF04..=0xFF07 => {

@@ -596,6 +596,14 @@ impl Ppu {
                     self.start_line(iflags);
                     return;
                 }
+                if self.pyboy && self.line == VBLANK_LINE - 1 {
+                    // PyBoy runs line 143's HBlank to the line's end and only then makes LY 144
+                    // (pyboy/core/lcd.py:376-378, then its mode-1 branch); the other lines' LY
+                    // changes 4 dots early there too.
+                    self.stage = Stage::LineEnd;
+                    self.next_event = DOTS_PER_LINE;
+                    return;
+                }
                 self.ly = self.line + 1;
                 if self.pyboy {
                     // PyBoy compares LY with LYC when LY changes (first frame: clears the flag).
