@@ -17,6 +17,7 @@ timing is unchanged.
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 from envs.emurust import game2048
 from envs.emurust.l3_backends import (
@@ -90,25 +91,34 @@ def test_tobutobugirl_scripted_run():
     assert result.steps == len(script)
 
 
-CPU_INSTRS = game2048.HERE / "data" / "roms" / "blargg" / "cpu_instrs" / "cpu_instrs.gb"
-# blargg's cpu_instrs in PyBoy's own timing: equal to PyBoy in the whole state at every frame end
-# through frame 172, except frame 3 (the first after the ROM switches the LCD on, where PyBoy's
-# frame ends one instruction later; frame 4 ends together again). From frame 173 on, its timer
-# tests read TIMA at moments PyBoy times otherwise (README, "L3"). Frame 21 caught LY turning 144 4
-# dots early, frame 155 a 4,096-cycle serial transfer (PyBoy's take 1,024).
-CPU_INSTRS_EQUAL_FRAMES = 173
-CPU_INSTRS_FRAME_ENDING_LATER = 3
+
+BLARGG = game2048.HERE / "data" / "roms" / "blargg"
+# blargg's ROMs in PyBoy's own timing: equal to PyBoy in the whole state at every frame end of the
+# run (cpu_instrs finishes all 11 tests by frame ~3,200), except the first frame after the ROM
+# switches the LCD on, which PyBoy ends one instruction (8 T-cycles) later; the next frame ends
+# together again. Before 2026-12-04 cpu_instrs diverged at frame 21 (LY turning 144 4 dots early),
+# 155 (a 4,096-cycle serial transfer; PyBoy's take 1,024) and 173 (timer writes and TIMA reads at
+# our moment of the access, not PyBoy's), instr_timing at frame 21 (TIMA).
+BLARGG_WHOLE_RUNS = [
+    (BLARGG / "cpu_instrs" / "cpu_instrs.gb", 3300, 3),
+    (BLARGG / "instr_timing" / "instr_timing.gb", 400, 4),
+]
 
 
-def test_blargg_cpu_instrs_whole_state_until_its_timer_tests():
-    pyboy, ours = pyboy_backend(CPU_INSTRS), rust_backend(CPU_INSTRS)
+@pytest.mark.parametrize(("rom", "frames", "frame_ending_later"), BLARGG_WHOLE_RUNS,
+                         ids=[rom.stem for rom, _, _ in BLARGG_WHOLE_RUNS])
+def test_blargg_whole_state_every_frame(rom, frames, frame_ending_later):
+    pyboy, ours = pyboy_backend(rom), rust_backend(rom)
     pyboy.reset(0)
     ours.reset(0)
-    for frame in range(CPU_INSTRS_EQUAL_FRAMES):
+    for frame in range(frames):
         expected, actual = pyboy.step(0), ours.step(0)
-        if frame == CPU_INSTRS_FRAME_ENDING_LATER:
+        if frame == frame_ending_later:
             assert expected.state["cycles"] - actual.state["cycles"] == 8, "PyBoy's frame ends one instruction later"
             continue
         np.testing.assert_array_equal(expected.observation, actual.observation, err_msg=f"screen, frame {frame}")
         for field, value in expected.state.items():
             np.testing.assert_array_equal(value, actual.state[field], err_msg=f"{field}, frame {frame}")
+    text = pyboy._emulator.serial_output()
+    assert text == ours._emulator.serial_output()
+    assert "Passed" in text, text

@@ -275,11 +275,17 @@ impl Bus {
 
     /// Brings the timer (and the APU frame sequencer, which counts DIV edges) to now.
     fn sync_timer(&mut self) {
-        let elapsed = self.cycles - self.timer_synced;
+        self.sync_timer_to(self.cycles);
+    }
+
+    /// Brings the timer (and the APU's frame sequencer it clocks) up to bus cycle `at`, which
+    /// must not be before where it stands.
+    fn sync_timer_to(&mut self, at: u64) {
+        let elapsed = at - self.timer_synced;
         if elapsed == 0 {
             return;
         }
-        self.timer_synced = self.cycles;
+        self.timer_synced = at;
         let counter = self.timer.counter as u64;
         let sequencer_steps =
             (counter + elapsed) / FRAME_SEQUENCER_PERIOD - counter / FRAME_SEQUENCER_PERIOD;
@@ -435,6 +441,10 @@ impl Bus {
                     let lag = self.pyboy_lag(pyboy_read_offsets(self.pyboy_opcode).1);
                     return (self.timer.counter.wrapping_sub(lag as u16) >> 8) as u8;
                 }
+                if self.pyboy && addr == 0xFF05 {
+                    let lag = self.pyboy_lag(pyboy_read_offsets(self.pyboy_opcode).1);
+                    return self.timer.tima_ago(lag);
+                }
                 self.timer.read(addr)
             }
             0xFF0F => self.interrupt_flags | 0xE0,
@@ -559,7 +569,16 @@ impl Bus {
                 self.reschedule();
             }
             0xFF04..=0xFF07 => {
-                self.sync_timer();
+                // PyBoy brings its timer up to its own moment of the write (the instruction's
+                // start plus the cycles it adds before the access) and writes there; the timer
+                // then runs on to now. When the timer already ran past that moment (an event was
+                // handled in this instruction), the write lands now.
+                let at = self.pyboy_instr_start() + pyboy_write_offset(self.pyboy_opcode) as u64;
+                if self.pyboy && self.timer_synced <= at && at < self.cycles {
+                    self.sync_timer_to(at);
+                } else {
+                    self.sync_timer();
+                }
                 if addr == 0xFF04 && self.timer.counter as u64 & (FRAME_SEQUENCER_PERIOD / 2) != 0 {
                     self.apu.frame_sequencer_steps(1); // resetting DIV makes bit 12 fall
                 }
@@ -568,6 +587,7 @@ impl Bus {
                     self.serial.counter_reset(self.cycles, self.timer.counter);
                 }
                 self.timer.write(addr, value);
+                self.sync_timer();
                 self.reschedule();
             }
             0xFF0F => self.interrupt_flags = value | 0xE0,
