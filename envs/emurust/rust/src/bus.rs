@@ -507,6 +507,12 @@ impl Bus {
         self.pyboy_fetch_end.saturating_sub(4)
     }
 
+    /// PyBoy mode: PyBoy's moment of the current instruction's (first) data write, at which its
+    /// units see the write: the instruction's start plus the cycles it adds before the access.
+    fn pyboy_write_at(&self) -> u64 {
+        self.pyboy_instr_start() + pyboy_write_offset(self.pyboy_opcode) as u64
+    }
+
     /// PyBoy mode: how many T-cycles before now PyBoy makes this instruction's read.
     fn pyboy_lag(&self, offset: u8) -> u64 {
         (self.cycles - self.pyboy_instr_start()).saturating_sub(offset as u64)
@@ -561,7 +567,7 @@ impl Bus {
                 self.sync_timer();
                 // PyBoy starts its transfer's count at its own moment of the write.
                 let at = if self.pyboy {
-                    self.pyboy_instr_start() + pyboy_write_offset(self.pyboy_opcode) as u64
+                    self.pyboy_write_at()
                 } else {
                     self.cycles
                 };
@@ -569,11 +575,10 @@ impl Bus {
                 self.reschedule();
             }
             0xFF04..=0xFF07 => {
-                // PyBoy brings its timer up to its own moment of the write (the instruction's
-                // start plus the cycles it adds before the access) and writes there; the timer
-                // then runs on to now. When the timer already ran past that moment (an event was
-                // handled in this instruction), the write lands now.
-                let at = self.pyboy_instr_start() + pyboy_write_offset(self.pyboy_opcode) as u64;
+                // PyBoy brings its timer up to its own moment of the write and writes there; the
+                // timer then runs on to now. When the timer already ran past that moment (an
+                // event was handled in this instruction), the write lands now.
+                let at = self.pyboy_write_at();
                 if self.pyboy && self.timer_synced <= at && at < self.cycles {
                     self.sync_timer_to(at);
                 } else {
@@ -606,8 +611,7 @@ impl Bus {
             0xFF40..=0xFF4B => {
                 self.sync_ppu();
                 if self.pyboy && addr == 0xFF40 && self.ppu.lcd_is_on() && value & 0x80 == 0 {
-                    self.pyboy_lcd_off_at =
-                        self.pyboy_instr_start() + pyboy_write_offset(self.pyboy_opcode) as u64;
+                    self.pyboy_lcd_off_at = self.pyboy_write_at();
                 }
                 self.ppu
                     .write_register(addr, value, &mut self.interrupt_flags);
