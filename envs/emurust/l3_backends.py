@@ -56,6 +56,11 @@ def pyboy_pc(registers: dict) -> int:
     return (registers["pc"] - 1) & 0xFFFF if registers.get("halted") else registers["pc"]
 
 
+def pyboy_registers(registers: dict) -> dict:
+    """Either emulator's `cpu_registers()` as compared: CPU_REGISTERS, PC in PyBoy's convention."""
+    return {name: registers[name] for name in CPU_REGISTERS[:-1]} | {"pc": pyboy_pc(registers)}
+
+
 class FrameBackend:
     """One emulator as an L3 RolloutBackend over frames."""
 
@@ -68,8 +73,7 @@ class FrameBackend:
 
     def _output(self) -> StepOutput:
         emulator = self._emulator
-        registers = emulator.cpu_registers()
-        registers = [registers[name] for name in CPU_REGISTERS[:-1]] + [pyboy_pc(registers)]
+        registers = list(pyboy_registers(emulator.cpu_registers()).values())
         state = {name: np.frombuffer(emulator.read_memory(*span), dtype=np.uint8) for name, span in REGIONS.items()}
         state["cpu"] = np.array(registers, dtype=np.int32)
         state["cycles"] = np.int64(emulator.cycles())
