@@ -30,7 +30,7 @@ from envs.emurust.l3_backends import (
     rust_tobu_backend,
     tobu_script,
 )
-from envs.emurust.reference.pyboy_ref import PyBoyGameBoy
+from envs.emurust.reference.pyboy_ref import DOWN, LEFT, RIGHT, START, UP, PyBoyGameBoy
 from envs.emurust.rust_backend import RustGameBoy
 from shared.verification.l3 import compare_rollouts
 
@@ -89,33 +89,141 @@ def test_tobutobugirl_scripted_run():
 
 
 
-BLARGG = game2048.HERE / "data" / "roms" / "blargg"
-# blargg's ROMs in PyBoy's own timing: equal to PyBoy in the whole state at every frame end of the
-# run (cpu_instrs finishes all 11 tests by frame ~3,200), except the first frame after the ROM
-# switches the LCD on, which PyBoy ends one instruction (8 T-cycles) later; the next frame ends
-# together again. Before 2026-12-04 cpu_instrs diverged at frame 21 (LY turning 144 4 dots early),
-# 155 (a 4,096-cycle serial transfer; PyBoy's take 1,024) and 173 (timer writes and TIMA reads at
-# our moment of the access, not PyBoy's), instr_timing at frame 21 (TIMA).
-BLARGG_WHOLE_RUNS = [
-    (BLARGG / "cpu_instrs" / "cpu_instrs.gb", 3300, 3),
-    (BLARGG / "instr_timing" / "instr_timing.gb", 400, 4),
-]
-
-
-@pytest.mark.parametrize(("rom", "frames", "frame_ending_later"), BLARGG_WHOLE_RUNS,
-                         ids=[rom.stem for rom, _, _ in BLARGG_WHOLE_RUNS])
-def test_blargg_whole_state_every_frame(rom, frames, frame_ending_later):
-    pyboy, ours = pyboy_backend(rom), rust_backend(rom)
+def _assert_same_frames(pyboy, ours, frames: int) -> list:
+    """Steps both backends `frames` frames with no buttons, asserting the screen and the whole
+    state equal at every frame end; returns the length of each frame in T-cycles."""
     pyboy.reset(0)
     ours.reset(0)
+    lengths, previous_end = [], None
     for frame in range(frames):
         expected, actual = pyboy.step(0), ours.step(0)
-        if frame == frame_ending_later:
-            assert expected.state["cycles"] - actual.state["cycles"] == 8, "PyBoy's frame ends one instruction later"
-            continue
         np.testing.assert_array_equal(expected.observation, actual.observation, err_msg=f"screen, frame {frame}")
         for field, value in expected.state.items():
             np.testing.assert_array_equal(value, actual.state[field], err_msg=f"{field}, frame {frame}")
+        end = int(expected.state["cycles"])
+        if previous_end is not None:
+            lengths.append(end - previous_end)
+        previous_end = end
+    return lengths
+
+
+BLARGG = game2048.HERE / "data" / "roms" / "blargg"
+# blargg's ROMs in PyBoy's own timing: equal to PyBoy in the whole state at every frame end of the
+# run (cpu_instrs finishes all 11 tests by frame ~3,200). Before 2026-12-04 cpu_instrs diverged at
+# frame 21 (LY turning 144 4 dots early), 155 (a 4,096-cycle serial transfer; PyBoy's take 1,024)
+# and 173 (timer writes and TIMA reads at our moment of the access, not PyBoy's), instr_timing at
+# frame 21 (TIMA); and until the evening of 2026-12-04 both in the first frame after the LCD is switched on, which
+# PyBoy ended one instruction later (see `test_first_frame_after_lcd_on_ends_as_pyboys`).
+BLARGG_WHOLE_RUNS = [
+    (BLARGG / "cpu_instrs" / "cpu_instrs.gb", 3300),
+    (BLARGG / "instr_timing" / "instr_timing.gb", 400),
+]
+
+
+@pytest.mark.parametrize(("rom", "frames"), BLARGG_WHOLE_RUNS, ids=[rom.stem for rom, _ in BLARGG_WHOLE_RUNS])
+def test_blargg_whole_state_every_frame(rom, frames):
+    pyboy, ours = pyboy_backend(rom), rust_backend(rom)
+    _assert_same_frames(pyboy, ours, frames)
     text = pyboy._emulator.serial_output()
     assert text == ours._emulator.serial_output()
     assert "Passed" in text, text
+
+
+GAME_2048_MMUSZKOW = game2048.HERE / "data" / "roms" / "games" / "2048-mmuszkow" / "2048.gb"
+
+
+def _mmuszkow_buttons(frames: int, seed: int = 2048) -> list:
+    """START on the title screen, then random moves, each held 8-15 frames and released 20-49
+    (the game misses shorter presses)."""
+    rng = np.random.default_rng(seed)
+    buttons = [0] * 120 + [1 << START] * 5 + [0] * 60
+    while len(buttons) < frames:
+        direction = int(rng.choice([UP, DOWN, LEFT, RIGHT]))
+        buttons += [1 << direction] * int(rng.integers(8, 16)) + [0] * int(rng.integers(20, 50))
+    return buttons[:frames]
+
+
+def test_2048_mmuszkow_whole_state_every_frame():
+    """The other 2048 (mmuszkow's), played from its title screen: equal in the whole state at every
+    frame end (until the evening of 2026-12-04 not the first frame after it switches the LCD on)."""
+    pyboy, ours = pyboy_backend(GAME_2048_MMUSZKOW), rust_backend(GAME_2048_MMUSZKOW)
+    pyboy.reset(0)
+    ours.reset(0)
+    screens = set()
+    for frame, buttons in enumerate(_mmuszkow_buttons(3300)):
+        expected, actual = pyboy.step(buttons), ours.step(buttons)
+        np.testing.assert_array_equal(expected.observation, actual.observation, err_msg=f"screen, frame {frame}")
+        for field, value in expected.state.items():
+            np.testing.assert_array_equal(value, actual.state[field], err_msg=f"{field}, frame {frame}")
+        screens.add(expected.observation.tobytes())
+    # The moves played: the title screen shows 5 screens, this run's board and score 21 in all.
+    assert len(screens) > 15, len(screens)
+
+
+def _lcd_on_rom(after_lcd_on: bytes) -> bytes:
+    """A ROM-only cartridge that waits for VBlank, switches the LCD off and on again
+    (LDH (0x40),A; PyBoy's first frame starts where that instruction ends) and then runs
+    `after_lcd_on`."""
+    rom = bytearray(0x8000)
+    rom[0x100:0x104] = bytes([0x00, 0xC3, 0x50, 0x01])  # NOP; JP 0x0150
+    code = bytes([
+        0xF3,                          # DI
+        0xF0, 0x44, 0xFE, 0x90, 0x20, 0xFA,  # until LY = 144: LDH A,(LY); CP 144; JR NZ
+        0xAF, 0xE0, 0x40,              # XOR A; LDH (LCDC),A: LCD off
+        0x3E, 0x91, 0xE0, 0x40,        # LD A,0x91; LDH (LCDC),A: LCD on
+    ]) + after_lcd_on
+    rom[0x150:0x150 + len(code)] = code
+    rom[0x14D] = (-sum(rom[0x134:0x14D]) - 25) & 0xFF  # header checksum
+    return bytes(rom)
+
+
+JR_TO_ITSELF = bytes([0x18, 0xFE])  # 12 T-cycles
+JR_TO_NEXT = bytes([0x18, 0x00])  # 12 T-cycles
+# After the LCD is switched on, loops whose instruction boundaries fall at every place around the
+# first frame's end (70224 T-cycles; PyBoy looks at it first 8 T-cycles earlier, see
+# `GameBoy::pyboy_ends_frame_one_step_later`), and one that reads LY, or high RAM, in an
+# instruction that crosses both.
+LCD_ON_LOOPS = {
+    "jr-crossing-both": JR_TO_ITSELF,  # a JR from 70212 to 70224
+    "jr-ending-at-first-look": b"\x00" + JR_TO_ITSELF,  # NOP first: a JR ends at 70216
+    "jr-ending-after-first-look": b"\x00\x00" + JR_TO_ITSELF,  # ... at 70220
+    # JR; then LDH A,(n); JR back, in 24 T-cycle rounds: an LDH from 70212 to 70224.
+    "ly-read-crossing-both": JR_TO_NEXT + bytes([0xF0, 0x44, 0x18, 0xFC]),
+    "hram-read-crossing-both": JR_TO_NEXT + bytes([0xF0, 0x80, 0x18, 0xFC]),
+    "halted": bytes([0x76, 0x00, 0x18, 0xFC]),  # HALT with IE = 0: halted for good
+}
+
+
+@pytest.mark.parametrize("loop", sorted(LCD_ON_LOOPS))
+def test_first_frame_after_lcd_on_ends_as_pyboys(loop, tmp_path):
+    rom = tmp_path / f"{loop}.gb"
+    rom.write_bytes(_lcd_on_rom(LCD_ON_LOOPS[loop]))
+    lengths = _assert_same_frames(pyboy_backend(rom), rust_backend(rom), 5)
+    # The frame after the one that switched the LCD on is the first frame; the frames stay on
+    # PyBoy's grid of 70224 T-cycles from the LCD's start, each ending less than an instruction
+    # (at most 24 T-cycles) after its place on it.
+    assert lengths[0] >= 70224, lengths
+    assert all(0 <= sum(lengths[:n]) - n * 70224 < 24 for n in range(1, len(lengths) + 1)), lengths
+
+
+def test_lcd_on_loops_cover_pyboys_ways_to_end_the_first_frame(tmp_path):
+    """PyBoy ends the first frames of LCD_ON_LOOPS at every boundary they offer: at 70224 T-cycles,
+    one instruction after (a JR, 12 more; not when the crossing instruction reads LY), and at the
+    first boundary after 70224 when one came after the first look."""
+    lengths = {}
+    for loop, code in LCD_ON_LOOPS.items():
+        rom = tmp_path / f"{loop}.gb"
+        rom.write_bytes(_lcd_on_rom(code))
+        pyboy = pyboy_backend(rom)
+        pyboy.reset(0)
+        ends = [int(pyboy.step(0).state["cycles"]) for _ in range(2)]
+        lengths[loop] = ends[1] - ends[0]
+        pyboy._emulator.close()
+    assert lengths == {
+        "jr-crossing-both": 70236,
+        "jr-ending-at-first-look": 70228,
+        "jr-ending-after-first-look": 70232,
+        "ly-read-crossing-both": 70224,
+        "hram-read-crossing-both": 70236,
+        "halted": 70224,
+    }

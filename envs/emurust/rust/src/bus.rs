@@ -86,6 +86,9 @@ pub struct Bus {
     /// from 0 when the LCD was last switched off (see `pyboy_write_offset`).
     pyboy_opcode: u8,
     pyboy_lcd_off_at: u64,
+    /// PyBoy mode: PyBoy's moment of the last CPU access to 0xFF40-0xFF4B, at which PyBoy
+    /// ticks its LCD (pyboy/core/mb.py:571-572, 821-822; see `GameBoy::pyboy_ends_frame_one_step_later`).
+    pyboy_lcd_access_at: u64,
     /// Where opcode and operand fetches can read memory directly: addresses `lo..lo + len` (a
     /// ROM half or a work-RAM mirror) map to index `base + (addr - lo)` of `memory`, and
     /// `base + len <= memory.len()`. Empty (`len` 0) until a fetch outside it opens one (`fetch_slow`), and closed by
@@ -187,6 +190,7 @@ impl Bus {
             pyboy_fetch_end: 4,
             pyboy_opcode: 0,
             pyboy_lcd_off_at: 0,
+            pyboy_lcd_access_at: 0,
             fetch_window: FetchWindow::default(),
             frame_check_at: u64::MAX,
             attention_at: 0,
@@ -452,13 +456,21 @@ impl Bus {
                 self.sync_timer();
                 self.apu.read(addr, self.cycles)
             }
+            0xFF40..=0xFF4B if self.pyboy => {
+                let lag = self.pyboy_lag(pyboy_read_offsets(self.pyboy_opcode).0);
+                self.pyboy_lcd_access_at = self.cycles - lag;
+                match addr {
+                    0xFF46 => self.dma.register,
+                    0xFF41 | 0xFF44 => {
+                        self.sync_ppu();
+                        self.ppu.read_register_ago(addr, lag)
+                    }
+                    _ => self.ppu.read_register(addr),
+                }
+            }
             0xFF46 => self.dma.register,
             0xFF41 | 0xFF44 => {
                 self.sync_ppu();
-                if self.pyboy {
-                    let lag = self.pyboy_lag(pyboy_read_offsets(self.pyboy_opcode).0);
-                    return self.ppu.read_register_ago(addr, lag);
-                }
                 self.ppu.read_register(addr)
             }
             // Only the CPU changes these (LCDC, the scroll and window positions, LYC, the
@@ -502,8 +514,21 @@ impl Bus {
         self.pyboy_lcd_off_at
     }
 
+    /// PyBoy mode: PyBoy's moment of the last CPU access to 0xFF40-0xFF4B.
+    pub fn pyboy_lcd_access_at(&self) -> u64 {
+        self.pyboy_lcd_access_at
+    }
+
+    /// PyBoy mode, at the end of the first frame after the LCD was switched on: the bus cycle at
+    /// which PyBoy first looked at that frame's end (`Ppu::take_pyboy_stretch_look`).
+    pub fn take_pyboy_stretch_look(&mut self) -> Option<u64> {
+        let look = self.ppu.take_pyboy_stretch_look()?;
+        // The PPU's clock stands at `ppu_synced`, and both count the same T-cycles.
+        Some(self.ppu_synced - (self.ppu.pyboy_elapsed() - look))
+    }
+
     /// PyBoy mode: the bus cycle at which the current instruction started.
-    fn pyboy_instr_start(&self) -> u64 {
+    pub fn pyboy_instr_start(&self) -> u64 {
         self.pyboy_fetch_end.saturating_sub(4)
     }
 
@@ -601,6 +626,9 @@ impl Bus {
                 self.apu.write(addr, value, self.cycles)
             }
             0xFF46 => {
+                if self.pyboy {
+                    self.pyboy_lcd_access_at = self.pyboy_write_at();
+                }
                 self.sync_dma();
                 self.sync_ppu();
                 self.dma.request(value, self.cycles);
@@ -610,6 +638,9 @@ impl Bus {
             }
             0xFF40..=0xFF4B => {
                 self.sync_ppu();
+                if self.pyboy {
+                    self.pyboy_lcd_access_at = self.pyboy_write_at();
+                }
                 if self.pyboy && addr == 0xFF40 && self.ppu.lcd_is_on() && value & 0x80 == 0 {
                     self.pyboy_lcd_off_at = self.pyboy_write_at();
                 }

@@ -123,6 +123,7 @@ impl GameBoy {
         mut hook: impl FnMut(&Cpu, &mut Bus),
     ) {
         // The first instruction runs whatever the frame check would say (a frame is at least one).
+        let mut slow_step_start = self.bus.cycles;
         hook(&self.cpu, &mut self.bus);
         self.bus.general_steps += 1;
         self.cpu.step_slow(&mut self.bus);
@@ -130,16 +131,24 @@ impl GameBoy {
             // One test per instruction: the bus keeps `attention_due` false while neither the
             // frame can have ended nor the CPU's plain step can be wrong.
             if self.bus.attention_due() {
-                if self.bus.frame_check_due()
-                    && (self.bus.ppu.take_frame_started() || self.bus.cycles >= deadline)
-                {
-                    break;
+                if self.bus.frame_check_due() {
+                    let started = self.bus.ppu.take_frame_started();
+                    if started || self.bus.cycles >= deadline {
+                        if PYBOY && started && self.pyboy_ends_frame_one_step_later(slow_step_start)
+                        {
+                            hook(&self.cpu, &mut self.bus);
+                            self.bus.general_steps += 1;
+                            self.cpu.step_slow(&mut self.bus);
+                        }
+                        break;
+                    }
                 }
                 if self.cpu.needs_slow_step::<Bus, PYBOY>(&self.bus)
                     || !self.bus.plain_steps_from_here()
                 {
                     hook(&self.cpu, &mut self.bus);
                     self.bus.general_steps += 1;
+                    slow_step_start = self.bus.cycles;
                     self.cpu.step_slow(&mut self.bus);
                     continue; // and look again before the next one
                 }
@@ -148,6 +157,27 @@ impl GameBoy {
             self.cpu
                 .step_plain::<PlainStep, PYBOY>(&mut PlainStep(&mut self.bus));
         }
+    }
+
+    /// PyBoy mode, as a frame has just started: whether PyBoy ends the frame one step later.
+    /// PyBoy ends its first frame after the LCD is switched on in two looks at its LCD clock
+    /// (pyboy/core/lcd.py:289-297): its first tick at or after line 153's usual end stretches the
+    /// line by 8 dots, and a later tick at or after the new end ends the frame. It ticks the LCD
+    /// where its CPU returns to the scheduler, at the first instruction boundary at or after the
+    /// nearest event, and on CPU accesses to 0xFF40-0xFF4B. So when the step that just crossed
+    /// the frame's end (an instruction, or an interrupt dispatch, of 12 T-cycles or more)
+    /// started before the first look and made no such access at or after it, PyBoy's first tick
+    /// after the look is this step's end, where the stretch is decided, and the frame only ends
+    /// where the next step does (the scheduler then asks its CPU for at least 4 T-cycles). A
+    /// halted CPU's steps of 4 T-cycles cross one at most (and land on the look, an event, as
+    /// PyBoy's halted CPU does).
+    fn pyboy_ends_frame_one_step_later(&mut self, slow_step_start: u64) -> bool {
+        let Some(look) = self.bus.take_pyboy_stretch_look() else {
+            return false;
+        };
+        // A plain step sets the instruction's start; a dispatch is only ever a slow step.
+        let step_start = slow_step_start.max(self.bus.pyboy_instr_start());
+        step_start < look && self.bus.pyboy_lcd_access_at() < look
     }
 
     pub fn run_frames(&mut self, frames: u32) {
@@ -334,6 +364,79 @@ mod tests {
         rom[0x150..0x150 + code.len()].copy_from_slice(&code);
         rom[0x14D] = crate::cartridge::header_checksum(&rom);
         rom
+    }
+
+    /// A ROM-only cartridge that waits for VBlank, switches the LCD off and on again (LDH
+    /// (0x40),A) and then runs `after_lcd_on` (envs/emurust/tests/l3_pyboy_test.py's
+    /// `_lcd_on_rom`, which runs the same code on PyBoy).
+    fn lcd_on_rom(after_lcd_on: &[u8]) -> Vec<u8> {
+        let mut rom = vec![0u8; 0x8000];
+        rom[0x100..0x104].copy_from_slice(&[0x00, 0xC3, 0x50, 0x01]); // JP 0x0150
+        let mut code = vec![
+            0xF3, // DI
+            0xF0, 0x44, 0xFE, 0x90, 0x20, 0xFA, // until LY = 144
+            0xAF, 0xE0, 0x40, // LCD off
+            0x3E, 0x91, 0xE0, 0x40, // LCD on
+        ];
+        code.extend_from_slice(after_lcd_on);
+        rom[0x150..0x150 + code.len()].copy_from_slice(&code);
+        rom[0x14D] = crate::cartridge::header_checksum(&rom);
+        rom
+    }
+
+    /// PyBoy's first frame after the LCD is switched on ends at 70224 T-cycles, or one step
+    /// later when the step that crosses 70224 also crossed PyBoy's first look at 70216 without
+    /// reading 0xFF40-0xFF4B after it (`GameBoy::pyboy_ends_frame_one_step_later`). The lengths
+    /// are PyBoy 2.8.1's for the same code (l3_pyboy_test.py's
+    /// `test_lcd_on_loops_cover_pyboys_ways_to_end_the_first_frame`).
+    #[test]
+    fn first_frame_after_lcd_on_ends_where_pyboys_does() {
+        const JR_TO_ITSELF: [u8; 2] = [0x18, 0xFE];
+        let cases: [(&str, Vec<u8>, u64); 6] = [
+            ("JR from 70212 to 70224", JR_TO_ITSELF.to_vec(), 70236),
+            (
+                "JR ending at 70216",
+                [&[0x00][..], &JR_TO_ITSELF].concat(),
+                70228,
+            ),
+            (
+                "JR ending at 70220",
+                [&[0x00, 0x00][..], &JR_TO_ITSELF].concat(),
+                70232,
+            ),
+            // JR to the next instruction, then rounds of LDH A,(n); JR back: an LDH from 70212.
+            (
+                "LY read from 70212",
+                vec![0x18, 0x00, 0xF0, 0x44, 0x18, 0xFC],
+                70224,
+            ),
+            (
+                "HRAM read from 70212",
+                vec![0x18, 0x00, 0xF0, 0x80, 0x18, 0xFC],
+                70236,
+            ),
+            ("halted", vec![0x76, 0x00, 0x18, 0xFC], 70224),
+        ];
+        for (case, code, pyboy_length) in cases {
+            let mut gb = GameBoy::with_power_on(lcd_on_rom(&code), PowerOn::PyBoy).unwrap();
+            let mut lcd_was_off = false;
+            for _ in 0..4 {
+                gb.run_frame();
+                let lcd_on = gb.read_memory(0xFF40) & 0x80 != 0;
+                if lcd_was_off && lcd_on {
+                    break;
+                }
+                lcd_was_off = !lcd_on;
+            }
+            assert!(lcd_was_off, "{case}: the LCD was never switched on");
+            let start = gb.bus.cycles;
+            gb.run_frame();
+            assert_eq!(gb.bus.cycles - start, pyboy_length, "{case}");
+            // The next frame ends on the 70224 grid again (at the first boundary after it).
+            gb.run_frame();
+            let over = gb.bus.cycles - start - 2 * CYCLES_PER_FRAME;
+            assert!(over < 12, "{case}: {over} T-cycles over");
+        }
     }
 
     fn assert_same_state(a: &mut GameBoy, b: &mut GameBoy, case: &str) {

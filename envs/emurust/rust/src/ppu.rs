@@ -111,6 +111,9 @@ const SCREEN_PIXELS: usize = SCREEN_WIDTH * SCREEN_HEIGHT;
 
 const DOTS_PER_LINE: u32 = 456;
 const LAST_LINE: u8 = 153;
+/// PyBoy's first frame after the LCD is switched on has a line 0 eight dots short, and PyBoy
+/// stretches its line 153 by as much to keep the frame 70224 dots long (pyboy/core/lcd.py:289-292).
+const PYBOY_FIRST_FRAME_STRETCH_DOTS: u32 = 8;
 const VBLANK_LINE: u8 = 144;
 const OAM_SCAN_DOTS: u32 = 80;
 const MODE3_BASE_DOTS: u32 = 172;
@@ -289,6 +292,12 @@ pub struct Ppu {
     /// PyBoy mode: `elapsed` at the last stage change that is also a transition of PyBoy's LCD
     /// (one of its scheduler's event times; see `pyboy_transition_within`).
     pyboy_transition_at: u64,
+    /// PyBoy mode: `elapsed` at PyBoy's first look at the end of line 153 in its first frame after
+    /// the LCD was switched on, where it stretches the line; kept until the frame loop takes it
+    /// at the frame's end (`take_pyboy_stretch_look`), dropped when the LCD is switched off or on.
+    /// Not in save states: one saved in the 8 dots between the look and the frame's end loses it,
+    /// and that frame then ends as if the look had been at a boundary of its own.
+    pyboy_stretch_look: Option<u64>,
     /// Draw lines (configuration, not machine state: with it off the screen keeps its last frame
     /// and everything else runs the same).
     render: bool,
@@ -386,6 +395,7 @@ impl Ppu {
             history_next: 0,
             pyboy_first_frame: false,
             pyboy_transition_at: 0,
+            pyboy_stretch_look: None,
             render: true,
             back: blank_screen(),
             shade_lut: [0; 256],
@@ -446,6 +456,9 @@ impl Ppu {
                 };
                 if pyboy_transition {
                     self.pyboy_transition_at = at;
+                }
+                if self.pyboy_stretching_line_153() {
+                    self.pyboy_stretch_look = Some(at);
                 }
             }
             self.advance_stage(interrupt_flags);
@@ -530,6 +543,26 @@ impl Ppu {
     /// runs the CPU up to the nearest of the LCD's, the timer's, ... next events).
     pub fn pyboy_transition_within(&self, dots: u64) -> bool {
         self.lcd_on() && self.elapsed - self.pyboy_transition_at < dots
+    }
+
+    /// Whether the stage now ending is line 153's usual end in PyBoy's first frame after the LCD
+    /// was switched on, which PyBoy stretches instead (pyboy/core/lcd.py:289-292).
+    fn pyboy_stretching_line_153(&self) -> bool {
+        self.pyboy_first_frame && self.line == LAST_LINE && self.next_event == DOTS_PER_LINE
+    }
+
+    /// PyBoy mode, at the end of the first frame after the LCD was switched on: when (in
+    /// `elapsed` dots) PyBoy first looked at that frame's end. PyBoy ends it in two looks at its
+    /// LCD clock (pyboy/core/lcd.py:289-297): its first tick at or after line 153's usual end
+    /// stretches the line by `PYBOY_FIRST_FRAME_STRETCH_DOTS`, and only a later tick, at or after
+    /// the stretched end, ends the frame (see `GameBoy::pyboy_ends_frame_one_step_later`).
+    pub fn take_pyboy_stretch_look(&mut self) -> Option<u64> {
+        self.pyboy_stretch_look.take()
+    }
+
+    /// PyBoy mode: dots ticked so far (the clock of `take_pyboy_stretch_look`).
+    pub fn pyboy_elapsed(&self) -> u64 {
+        self.elapsed
     }
 
     /// PyBoy mode: remembers what STAT/LY read before a change at time `at` (in `elapsed` dots).
@@ -632,6 +665,12 @@ impl Ppu {
                 self.update_stat(iflags);
             }
             Stage::LineEnd | Stage::VBlank => {
+                if self.pyboy_stretching_line_153() {
+                    // The end of the line is one of PyBoy's LCD transitions, and an event here,
+                    // so that the look happens where PyBoy's does (`take_pyboy_stretch_look`).
+                    self.next_event += PYBOY_FIRST_FRAME_STRETCH_DOTS;
+                    return;
+                }
                 // Lines end at DOTS_PER_LINE; in PyBoy mode line 153 of the first frame later.
                 self.dot -= self.next_event;
                 self.line = if self.line == LAST_LINE {
@@ -678,7 +717,7 @@ impl Ppu {
             self.mode = 1;
             self.mode_sources = SRC_VBLANK;
             self.stage = Stage::VBlank;
-            self.next_event = DOTS_PER_LINE + if self.pyboy_first_frame { 8 } else { 0 };
+            self.next_event = DOTS_PER_LINE;
         } else if line == LAST_LINE {
             self.ly = line;
             self.mode = 1;
@@ -729,6 +768,7 @@ impl Ppu {
     fn turn_lcd_off(&mut self) {
         // PyBoy ends a frame when the LCD is switched off or on; the frame loop follows it.
         self.frame_started = true;
+        self.pyboy_stretch_look = None;
         self.line = 0;
         self.ly = 0;
         self.dot = 0;
@@ -748,6 +788,7 @@ impl Ppu {
 
     fn turn_lcd_on(&mut self, iflags: &mut u8) {
         self.frame_started = true;
+        self.pyboy_stretch_look = None;
         self.line = 0;
         self.ly = 0;
         self.dot = 0;
@@ -1463,7 +1504,7 @@ impl Ppu {
         if p.line > LAST_LINE
             || p.mode > 3
             || p.sprite_count as usize > MAX_LINE_SPRITES
-            || p.next_event > DOTS_PER_LINE + 8
+            || p.next_event > DOTS_PER_LINE + PYBOY_FIRST_FRAME_STRETCH_DOTS
             || p.dot >= p.next_event
         {
             return Err(bad("inconsistent timing fields"));
