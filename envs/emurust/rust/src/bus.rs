@@ -440,6 +440,17 @@ impl Bus {
                 self.serial.read(addr, self.cycles)
             }
             0xFF04..=0xFF07 => {
+                if self.pyboy && addr == 0xFF05 {
+                    // PyBoy brings its timer up to its own moment of the read; when ours has not
+                    // run past it, so does ours, so that a write later in the instruction (INC
+                    // (HL) and the CB operations on (HL) write TIMA back) can land at PyBoy's
+                    // moment of that write too (see the write side).
+                    let at = self.cycles - self.pyboy_lag(pyboy_read_offsets(self.pyboy_opcode).1);
+                    if self.timer_synced <= at {
+                        self.sync_timer_to(at);
+                        return self.timer.read(addr);
+                    }
+                }
                 self.sync_timer();
                 if self.pyboy && addr == 0xFF04 {
                     let lag = self.pyboy_lag(pyboy_read_offsets(self.pyboy_opcode).1);
