@@ -445,9 +445,8 @@ impl Bus {
                     // run past it, so does ours, so that a write later in the instruction (INC
                     // (HL) and the CB operations on (HL) write TIMA back) can land at PyBoy's
                     // moment of that write too (see the write side).
-                    let at = self.cycles - self.pyboy_lag(pyboy_read_offsets(self.pyboy_opcode).1);
-                    if self.timer_synced <= at {
-                        self.sync_timer_to(at);
+                    let at = self.pyboy_read_at(pyboy_read_offsets(self.pyboy_opcode).1);
+                    if self.sync_timer_to_access(at) == at {
                         return self.timer.read(addr);
                     }
                 }
@@ -549,6 +548,25 @@ impl Bus {
         self.pyboy_instr_start() + pyboy_write_offset(self.pyboy_opcode) as u64
     }
 
+    /// PyBoy mode: PyBoy's moment of this instruction's read, `offset` T-cycles after its start.
+    fn pyboy_read_at(&self, offset: u8) -> u64 {
+        self.cycles - self.pyboy_lag(offset)
+    }
+
+    /// Brings the timer (and the APU's frame sequencer it clocks) up to `at`, PyBoy's moment of
+    /// an access, in the PyBoy mode when the timer has not already run past it (an event was
+    /// handled in this instruction), and otherwise (and in the hardware timing) up to now;
+    /// returns the moment it stands at.
+    fn sync_timer_to_access(&mut self, at: u64) -> u64 {
+        if self.pyboy && self.timer_synced <= at && at < self.cycles {
+            self.sync_timer_to(at);
+            at
+        } else {
+            self.sync_timer();
+            self.cycles
+        }
+    }
+
     /// PyBoy mode: how many T-cycles before now PyBoy makes this instruction's read.
     fn pyboy_lag(&self, offset: u8) -> u64 {
         (self.cycles - self.pyboy_instr_start()).saturating_sub(offset as u64)
@@ -614,12 +632,7 @@ impl Bus {
                 // PyBoy brings its timer up to its own moment of the write and writes there; the
                 // timer then runs on to now. When the timer already ran past that moment (an
                 // event was handled in this instruction), the write lands now.
-                let at = self.pyboy_write_at();
-                if self.pyboy && self.timer_synced <= at && at < self.cycles {
-                    self.sync_timer_to(at);
-                } else {
-                    self.sync_timer();
-                }
+                self.sync_timer_to_access(self.pyboy_write_at());
                 if addr == 0xFF04 && self.timer.counter as u64 & (FRAME_SEQUENCER_PERIOD / 2) != 0 {
                     self.apu.frame_sequencer_steps(1); // resetting DIV makes bit 12 fall
                 }
