@@ -12,6 +12,7 @@ use crate::apu::Apu;
 use crate::cartridge::Cartridge;
 use crate::cpu::CpuBus;
 use crate::dma::OamDma;
+use crate::interrupts;
 use crate::joypad::Joypad;
 use crate::ppu::Ppu;
 use crate::serial::Serial;
@@ -49,6 +50,14 @@ pub struct Bus {
     pub deadline: u64,
     ppu_synced: u64,
     timer_synced: u64,
+    /// PyBoy mode: the timer as it stood before the last timer event brought it up to date, the
+    /// bus cycle it stood at then (`u64::MAX`: none, or a timer or IF write came since) and IF's
+    /// timer bit then. A timer access whose PyBoy moment the event had passed (PyBoy's moments
+    /// come before ours in the same instruction) replays the timer from here
+    /// (`pyboy_timer_at`).
+    timer_before_event: Timer,
+    timer_before_event_at: u64,
+    timer_flag_before_event: u8,
     /// Verification switch: make every PPU stage boundary an event (the results must not change).
     pub eager_ppu: bool,
     /// Let the CPU pass over the rounds of a wait loop (polling STAT or LY, or counting down) that
@@ -177,6 +186,9 @@ impl Bus {
             deadline: u64::MAX,
             ppu_synced: 0,
             timer_synced: 0,
+            timer_before_event: Timer::new(),
+            timer_before_event_at: u64::MAX,
+            timer_flag_before_event: 0,
             eager_ppu: false,
             skip_wait_loops: true,
             wait_cycles_skipped: 0,
@@ -221,6 +233,11 @@ impl Bus {
             self.sync_ppu();
         }
         if self.cycles >= self.timer_event {
+            if self.pyboy {
+                self.timer_before_event = self.timer.clone();
+                self.timer_before_event_at = self.timer_synced;
+                self.timer_flag_before_event = self.interrupt_flags & interrupts::TIMER;
+            }
             self.sync_timer();
         }
         self.serial.sync(self.cycles, &mut self.interrupt_flags);
@@ -449,6 +466,9 @@ impl Bus {
                     if self.sync_timer_to_access(at) == at {
                         return self.timer.read(addr);
                     }
+                    if let Some((timer, _)) = self.pyboy_timer_at(at) {
+                        return timer.read(addr);
+                    }
                 }
                 self.sync_timer();
                 if self.pyboy && addr == 0xFF04 {
@@ -567,6 +587,19 @@ impl Bus {
         }
     }
 
+    /// PyBoy mode: the timer, and IF's timer bit, as they were at `at`, a moment the timer has
+    /// already run past, replayed from before the timer event that took it there; `None` when
+    /// that event came after `at` is not known (none kept, or a timer or IF write since).
+    fn pyboy_timer_at(&self, at: u64) -> Option<(Timer, u8)> {
+        if !(self.timer_before_event_at <= at && at < self.timer_synced) {
+            return None;
+        }
+        let mut timer = self.timer_before_event.clone();
+        let mut flags = self.timer_flag_before_event;
+        timer.advance((at - self.timer_before_event_at) / 4, &mut flags);
+        Some((timer, flags & interrupts::TIMER))
+    }
+
     /// PyBoy mode: how many T-cycles before now PyBoy makes this instruction's read.
     fn pyboy_lag(&self, offset: u8) -> u64 {
         (self.cycles - self.pyboy_instr_start()).saturating_sub(offset as u64)
@@ -631,8 +664,25 @@ impl Bus {
             0xFF04..=0xFF07 => {
                 // PyBoy brings its timer up to its own moment of the write and writes there; the
                 // timer then runs on to now. When the timer already ran past that moment (an
-                // event was handled in this instruction), the write lands now.
-                self.sync_timer_to_access(self.pyboy_write_at());
+                // event was handled in this instruction), the write is replayed from before the
+                // event where it can be (`pyboy_timer_at`), and lands now where it cannot (a DIV
+                // write, or no timer kept).
+                let at = self.pyboy_write_at();
+                let synced_to = self.sync_timer_to_access(at);
+                if self.pyboy && synced_to != at && addr != 0xFF04 {
+                    if let Some((mut timer, mut flag)) = self.pyboy_timer_at(at) {
+                        // Replayed: the write at PyBoy's moment, then on to now (TIMA, TMA and
+                        // TAC leave the system counter, and with it the APU's steps, as they were).
+                        timer.write(addr, value);
+                        timer.advance((self.cycles - at) / 4, &mut flag);
+                        self.timer = timer;
+                        self.interrupt_flags = self.interrupt_flags & !interrupts::TIMER | flag;
+                        self.timer_before_event_at = u64::MAX;
+                        self.reschedule();
+                        return;
+                    }
+                }
+                self.timer_before_event_at = u64::MAX;
                 if addr == 0xFF04 && self.timer.counter as u64 & (FRAME_SEQUENCER_PERIOD / 2) != 0 {
                     self.apu.frame_sequencer_steps(1); // resetting DIV makes bit 12 fall
                 }
@@ -644,7 +694,10 @@ impl Bus {
                 self.sync_timer();
                 self.reschedule();
             }
-            0xFF0F => self.interrupt_flags = value | 0xE0,
+            0xFF0F => {
+                self.interrupt_flags = value | 0xE0;
+                self.timer_before_event_at = u64::MAX;
+            }
             0xFF10..=0xFF3F => {
                 self.sync_timer();
                 self.apu.write(addr, value, self.cycles)
@@ -793,6 +846,7 @@ impl Bus {
         }
         self.ppu_synced = self.cycles;
         self.timer_synced = self.cycles;
+        self.timer_before_event_at = u64::MAX;
         self.set_dma_busy(self.dma.busy_window());
         self.deadline = u64::MAX;
         self.reschedule();
@@ -843,6 +897,7 @@ impl CpuBus for Bus {
     }
     fn acknowledge_interrupt(&mut self, mask: u8) {
         self.interrupt_flags &= !mask;
+        self.timer_before_event_at = u64::MAX;
     }
     fn stop(&mut self) {
         self.write_slow(0xFF04, 0);
