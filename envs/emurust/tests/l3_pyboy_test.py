@@ -7,9 +7,11 @@ interrupts are sampled at instruction boundaries only (PyBoy checks them when it
 chunk, and its chunks end at the first boundary after every interrupt-raising event), the vector is
 chosen from the requests at that boundary, PyBoy's mode-3 lengths and first frame after LCD enable,
 LY=153 for the whole of line 153, LY/STAT/DIV reads at PyBoy's per-opcode read times, PyBoy's P1
-read-back, its frame clock while the LCD is off (counted from its LCDC write), and its HALT right
+read-back, its frame clock while the LCD is off (counted from its LCDC write), its HALT right
 after EI (the return address is the HALT itself when an interrupt is already pending or the chunk
-ends with that HALT). With it every frame of the 100 2048 episodes and of the 2660-frame scripted
+ends with that HALT), the end of its first frame after LCD enable, timer accesses at its moments (a
+replay when the timer's event passed them), no STAT write bug, and its dispatch cancelled in no time
+when the high push disables IE. With it every frame of the 100 2048 episodes and of the 2660-frame scripted
 Tobu Tobu Girl run (logos, intro, title, level select, play) is equal; the default (hardware)
 timing is unchanged.
 """
@@ -260,10 +262,6 @@ NOT_EQUAL_TO_PYBOY = {
         "rom_singles/08-len ctr during power.gb", "rom_singles/09-wave read while on.gb",
         "rom_singles/11-regs after power.gb")},
     "blargg/interrupt_time/interrupt_time.gb": "a CGB test (double speed); on the DMG both fail it, differently",
-    "mooneye/acceptance/bits/unused_hwio-GS.gb": "IF reads 0xE1 in PyBoy, 0xE3 in ours from the first frame; "
-                                                 "not investigated",
-    "mooneye/acceptance/interrupts/ie_push.gb": "both pass; the frame ends differ from the first frame; "
-                                                "not investigated",
     "mooneye/acceptance/ppu/intr_2_mode0_timing_sprites.gb": "both fail it, differently",
     **{f"mooneye/acceptance/{rom}.gb": _OUR_PYBOY_TIMING_FAILS for rom in (
         "pop_timing", "ppu/intr_2_oam_ok_timing", "ppu/lcdon_timing-dmgABCmgbS", "ppu/lcdon_write_timing-GS")},

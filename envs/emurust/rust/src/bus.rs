@@ -875,6 +875,9 @@ impl CpuBus for Bus {
     fn idle_cycle(&mut self) {
         self.tick();
     }
+    fn pyboy_untimed_write(&mut self, addr: u16, value: u8) {
+        self.write(addr, value);
+    }
     #[inline(always)]
     fn request_attention(&mut self) {
         self.attention_at = 0;

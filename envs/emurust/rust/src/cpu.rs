@@ -47,6 +47,11 @@ pub trait CpuBus {
     }
     fn write_cycle(&mut self, addr: u16, value: u8);
     fn idle_cycle(&mut self);
+    /// PyBoy compatibility: a write in no time (PyBoy's cancelled interrupt dispatch writes IE
+    /// without advancing its clock); a bus without one may take an M-cycle.
+    fn pyboy_untimed_write(&mut self, addr: u16, value: u8) {
+        self.write_cycle(addr, value);
+    }
     /// One M-cycle of HALT with no interrupt pending; a bus may skip ahead to its next event.
     fn halt_cycle(&mut self) {
         self.idle_cycle();
@@ -404,6 +409,17 @@ impl Cpu {
             // ticks during its dispatch) and IE as it is after the high push (pyboy/core/cpu.py:181-213):
             // a request raised during the dispatch waits for the next one.
             let requested = bus.requested_interrupts();
+            let [pc_high, _] = self.pc.to_be_bytes();
+            if self.sp == 0x0000 && requested & pc_high & 0x1F == 0 {
+                // The high push lands on IE and leaves no request enabled. PyBoy then cancels the
+                // dispatch at once (cpu.py:196-201): no time passes, nothing more is pushed, SP
+                // stays, and the CPU goes on at 0x0000 with IME off. (The hardware, and the
+                // default timing, push both bytes in the dispatch's 5 M-cycles and go to 0x0000.)
+                bus.pyboy_untimed_write(0xFFFF, pc_high);
+                self.ime = false;
+                self.pc = 0x0000;
+                return;
+            }
             bus.idle_cycle();
             self.dispatch_interrupt_with(bus, Some(requested));
             return;

@@ -845,8 +845,9 @@ impl Ppu {
                 }
             }
             0xFF41 => {
-                // DMG bug: for one cycle STAT behaves as if 0xFF had been written.
-                if self.lcd_on() && self.stat_sources() & STAT_ENABLE_MASK != 0 {
+                // DMG bug: for one cycle STAT behaves as if 0xFF had been written. PyBoy does
+                // not have it (pyboy/core/lcd.py, STATRegister.set).
+                if !self.pyboy && self.lcd_on() && self.stat_sources() & STAT_ENABLE_MASK != 0 {
                     if !self.stat_line {
                         *interrupt_flags |= STAT;
                     }
