@@ -435,7 +435,13 @@ impl Bus {
         match addr {
             0x8000..=0x9FFF => {
                 self.sync_ppu();
-                self.ppu.read_vram(addr)
+                if !self.pyboy {
+                    self.ppu.read_vram(addr)
+                } else if self.pyboy_blocks_access(false, false) {
+                    0xFF
+                } else {
+                    self.ppu.vram()[(addr - 0x8000) as usize]
+                }
             }
             0xA000..=0xBFFF => {
                 self.cartridge.sync_clock(self.cycles);
@@ -446,8 +452,12 @@ impl Bus {
                 self.sync_ppu();
                 if self.dma.blocks_oam(self.cycles) {
                     0xFF
-                } else {
+                } else if !self.pyboy {
                     self.ppu.read_oam(addr)
+                } else if self.pyboy_blocks_access(true, false) {
+                    0xFF
+                } else {
+                    self.ppu.oam()[(addr - 0xFE00) as usize]
                 }
             }
             0xFEA0..=0xFEFF => 0x00,
@@ -568,6 +578,22 @@ impl Bus {
         self.pyboy_instr_start() + pyboy_write_offset(self.pyboy_opcode) as u64
     }
 
+    /// PyBoy mode: for the three opcodes whose data access PyBoy times with its "memory access
+    /// offset" (LD (DE),A, LD A,(DE), LD A,(HL): pyboy/core/opcodes.py sets it to 4 around the
+    /// access), how long before now PyBoy makes it (its LCD then sees the access 4 T-cycles into
+    /// the instruction; ours comes at the end of the second M-cycle). `None` for every other
+    /// access, which PyBoy lets through VRAM and OAM whatever the LCD does (`Ppu::pyboy_blocks`).
+    fn pyboy_lcd_access_ago(&self) -> Option<u64> {
+        matches!(self.pyboy_opcode, 0x12 | 0x1A | 0x7E)
+            .then(|| self.cycles - (self.pyboy_instr_start() + 4))
+    }
+
+    /// PyBoy mode: whether PyBoy refuses this access to OAM (else VRAM), a write (else a read).
+    fn pyboy_blocks_access(&self, oam: bool, write: bool) -> bool {
+        self.pyboy_lcd_access_ago()
+            .is_some_and(|ago| self.ppu.pyboy_blocks(oam, write, ago))
+    }
+
     /// PyBoy mode: PyBoy's moment of this instruction's read, `offset` T-cycles after its start.
     fn pyboy_read_at(&self, offset: u8) -> u64 {
         self.cycles - self.pyboy_lag(offset)
@@ -635,7 +661,11 @@ impl Bus {
             }
             0x8000..=0x9FFF => {
                 self.sync_ppu();
-                self.ppu.write_vram(addr, value)
+                if !self.pyboy {
+                    self.ppu.write_vram(addr, value)
+                } else if !self.pyboy_blocks_access(false, true) {
+                    self.ppu.store_vram(addr, value)
+                }
             }
             0xA000..=0xBFFF => {
                 self.cartridge.sync_clock(self.cycles);
@@ -644,8 +674,12 @@ impl Bus {
             0xFE00..=0xFE9F => {
                 self.sync_dma();
                 self.sync_ppu();
-                if !self.dma.blocks_oam(self.cycles) {
+                if self.dma.blocks_oam(self.cycles) {
+                    // The transfer owns OAM: the write is lost.
+                } else if !self.pyboy {
                     self.ppu.write_oam(addr, value)
+                } else if !self.pyboy_blocks_access(true, true) {
+                    self.ppu.store_oam(addr, value)
                 }
             }
             0xFF00 => self.joypad.write(value, &mut self.interrupt_flags),

@@ -420,6 +420,8 @@ impl Cpu {
                 self.pc = 0x0000;
                 return;
             }
+            // The pushes are no opcode's accesses (PyBoy times them with no offset).
+            bus.pyboy_opcode_fetched(0x00);
             bus.idle_cycle();
             self.dispatch_interrupt_with(bus, Some(requested));
             return;

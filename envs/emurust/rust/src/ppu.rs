@@ -223,10 +223,10 @@ struct BgLine {
 
 #[derive(Clone)]
 pub struct Ppu {
-    /// Written only through `write_vram` (and `vram_mut` in tests), which keep `bg_row_shades`
+    /// Written only through `store_vram` (and `vram_mut` in tests), which keeps `bg_row_shades`
     /// in step.
     vram: [u8; 0x2000],
-    /// Written only through `write_oam` and `dma_write_oam`, which keep `line_objects` in step.
+    /// Written only through `store_oam` and the DMA's writes, which keep `line_objects` in step.
     oam: [u8; 0xA0],
 
     lcdc: u8,
@@ -884,10 +884,11 @@ impl Ppu {
     }
 
     /// Reads see VRAM taken 4 dots before STAT shows mode 3 (mooneye lcdon_timing, line 1
-    /// onwards); writes only from mode 3 itself (lcdon_write_timing). PyBoy has neither.
+    /// onwards); writes only from mode 3 itself (lcdon_write_timing). These access rules are the
+    /// hardware's; the PyBoy-compatible mode has PyBoy's instead (`pyboy_blocks`).
     #[inline]
     fn vram_read_blocked(&self) -> bool {
-        self.vram_blocked() || (!self.pyboy && self.in_last_oam_scan_cycle())
+        self.vram_blocked() || self.in_last_oam_scan_cycle()
     }
 
     #[inline]
@@ -908,17 +909,42 @@ impl Ppu {
     #[inline]
     fn oam_read_blocked(&self) -> bool {
         self.oam_blocked()
-            || (!self.pyboy
-                && self.lcd_on()
-                && self.stage == Stage::LineEnd
-                && self.line + 1 < VBLANK_LINE)
+            || (self.lcd_on() && self.stage == Stage::LineEnd && self.line + 1 < VBLANK_LINE)
     }
 
     /// Writes: not in those 4 dots, and let through in the last M-cycle of the OAM scan
     /// (lcdon_write_timing).
     #[inline]
     fn oam_write_blocked(&self) -> bool {
-        self.oam_blocked() && (self.pyboy || !self.in_last_oam_scan_cycle())
+        self.oam_blocked() && !self.in_last_oam_scan_cycle()
+    }
+
+    /// PyBoy mode: LCD mode as PyBoy saw it `ago` dots before now.
+    fn pyboy_mode_ago(&self, ago: u64) -> u8 {
+        self.read_register_ago(0xFF41, ago) & 3
+    }
+
+    /// PyBoy mode: whether PyBoy refuses a CPU access to VRAM or OAM. PyBoy only looks at its LCD
+    /// for the accesses that carry its "memory access offset" (LD (DE),A, LD A,(DE) and
+    /// LD A,(HL); every other access passes), at its moment of the access, `ago` dots before
+    /// ours, and refuses (pyboy/core/mb.py getitem and setitem): VRAM reads in mode 3 and in
+    /// mode 2's last 4 dots, VRAM writes in mode 3, OAM reads in modes 2 and 3 and in the 4 dots
+    /// before a line's mode 2 in the first frame after the LCD is switched on, OAM writes in
+    /// mode 3 and in mode 2 but its last 4 dots in that first frame. `ago` is 4 for those
+    /// opcodes, so the mode now tells what comes within PyBoy's 4 dots.
+    pub fn pyboy_blocks(&self, oam: bool, write: bool, ago: u64) -> bool {
+        if !self.lcd_on() {
+            return false;
+        }
+        let then = self.pyboy_mode_ago(ago);
+        match (oam, write) {
+            (false, false) => then == 3 || then == 2 && self.mode == 3,
+            (false, true) => then == 3,
+            (true, false) => {
+                then == 2 || then == 3 || self.pyboy_first_frame && then == 0 && self.mode == 2
+            }
+            (true, true) => then == 3 || then == 2 && !(self.pyboy_first_frame && self.mode == 3),
+        }
     }
 
     /// CPU read of VRAM (full address 0x8000..=0x9FFF).
@@ -932,14 +958,19 @@ impl Ppu {
 
     pub fn write_vram(&mut self, addr: u16, value: u8) {
         if !self.vram_blocked() {
-            let index = (addr as usize) & 0x1FFF;
-            self.vram[index] = value;
-            if index < 0x1800 {
-                self.bg_row_palette[index >> 1] = ROW_STALE;
-                self.tile_row_versions[(index >> 1) & 7] += 1;
-            } else {
-                self.map_row_versions[(index - 0x1800) >> 5] += 1;
-            }
+            self.store_vram(addr, value);
+        }
+    }
+
+    /// A VRAM write that goes through (the drawing caches follow it).
+    pub fn store_vram(&mut self, addr: u16, value: u8) {
+        let index = (addr as usize) & 0x1FFF;
+        self.vram[index] = value;
+        if index < 0x1800 {
+            self.bg_row_palette[index >> 1] = ROW_STALE;
+            self.tile_row_versions[(index >> 1) & 7] += 1;
+        } else {
+            self.map_row_versions[(index - 0x1800) >> 5] += 1;
         }
     }
 
@@ -967,8 +998,15 @@ impl Ppu {
     }
 
     pub fn write_oam(&mut self, addr: u16, value: u8) {
+        if !self.oam_write_blocked() {
+            self.store_oam(addr, value);
+        }
+    }
+
+    /// An OAM write that goes through (full address 0xFE00..=0xFE9F; others are dropped).
+    pub fn store_oam(&mut self, addr: u16, value: u8) {
         let index = (addr as usize).wrapping_sub(0xFE00);
-        if !self.oam_write_blocked() && index < self.oam.len() {
+        if index < self.oam.len() {
             self.oam[index] = value;
             self.line_objects_height = 0;
         }
