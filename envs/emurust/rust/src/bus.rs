@@ -51,8 +51,8 @@ pub struct Bus {
     ppu_synced: u64,
     timer_synced: u64,
     /// PyBoy mode: the timer as it stood before the last timer event brought it up to date, the
-    /// bus cycle it stood at then (`u64::MAX`: none, or a timer or IF write came since) and IF's
-    /// timer bit then. A timer access whose PyBoy moment the event had passed (PyBoy's moments
+    /// bus cycle it stood at then (`u64::MAX`: none, or a timer or IF write, an interrupt taken
+    /// or a state loaded since) and IF's timer bit then. A timer access whose PyBoy moment the event had passed (PyBoy's moments
     /// come before ours in the same instruction) replays the timer from here
     /// (`pyboy_timer_at`).
     timer_before_event: Timer,
@@ -584,8 +584,7 @@ impl Bus {
     /// the instruction; ours comes at the end of the second M-cycle). `None` for every other
     /// access, which PyBoy lets through VRAM and OAM whatever the LCD does (`Ppu::pyboy_blocks`).
     fn pyboy_lcd_access_ago(&self) -> Option<u64> {
-        matches!(self.pyboy_opcode, 0x12 | 0x1A | 0x7E)
-            .then(|| self.cycles - (self.pyboy_instr_start() + 4))
+        matches!(self.pyboy_opcode, 0x12 | 0x1A | 0x7E).then(|| self.pyboy_lag(4))
     }
 
     /// PyBoy mode: whether PyBoy refuses this access to OAM (else VRAM), a write (else a read).
