@@ -25,7 +25,8 @@ Backends, each in its fastest honest configuration:
   is their sum);
 - ours: `emurust_core.GameBoy` on the calling thread, and `GameBoyVec` (Rayon, GIL released) with 1
   and 2 threads at batch 1..256, in PyBoy-compatible timing by default (what the Gymnasium envs
-  run; `--timing dmg` for hardware timing).
+  run; `--timing dmg` for hardware timing), with the sound registers off as PyBoy's are here
+  (`sound_emulated=False`: the same configuration on both, and the Gymnasium envs' default).
 The ratios divide by PyBoy's 2-process figure of the same workload. Results go to the console, to
 bench-results/emurust.json and to a plot beside it (emurust.png: each workload's rate against the
 batch); `--plot-from FILE.json` redraws a saved run's plot without measuring.
@@ -208,7 +209,7 @@ def _ours_start_state(gb) -> bytes:
 
 
 def ours_single_rate(core, kind: str, rom: Path, mode: str, render: bool, seconds: float, power_on: str) -> float:
-    gb = core.GameBoy(rom.read_bytes(), render=render, power_on=power_on)
+    gb = core.GameBoy(rom.read_bytes(), render=render, power_on=power_on, sound_emulated=False)
     if mode != "play":
         gb.run_frames(WARMUP_FRAMES)
         if mode == "loop":
@@ -242,18 +243,18 @@ def ours_single_rate(core, kind: str, rom: Path, mode: str, render: bool, second
 
 def ours_vec_rate(core, kind: str, rom: Path, mode: str, render: bool, batch: int, threads: int,
                   seconds: float, power_on: str) -> float:
-    vec = core.GameBoyVec(rom.read_bytes(), batch, threads=threads, render=render, power_on=power_on)
+    vec = core.GameBoyVec(rom.read_bytes(), batch, threads=threads, render=render, power_on=power_on, sound_emulated=False)
     idle = np.zeros(batch, np.uint8)
     if mode == "loop":
         vec.step(idle, WARMUP_FRAMES)
         frames = max(1, FRAMES_PER_CALL // 4)
         return best_rate(lambda: vec.step(idle, frames), frames * batch, seconds)
     if mode == "reload":
-        warm_gb = core.GameBoy(rom.read_bytes(), render=False, power_on=power_on)
+        warm_gb = core.GameBoy(rom.read_bytes(), render=False, power_on=power_on, sound_emulated=False)
         warm_gb.run_frames(WARMUP_FRAMES)
         start = warm_gb.save_state()
     else:
-        start = _ours_start_state(core.GameBoy(rom.read_bytes(), render=False, power_on=power_on))
+        start = _ours_start_state(core.GameBoy(rom.read_bytes(), render=False, power_on=power_on, sound_emulated=False))
 
     def load_all():
         for i in range(batch):

@@ -4,6 +4,10 @@
 - `envport/Game2048Rust-v0`: envport's Rust emulator, by default in its PyBoy-compatible timing, so
   that the same seed and actions give the same game on both (`timing="dmg"` for hardware timing).
 
+Both run with the sound registers off by default (`sound_emulated=False`, PyBoy's fastest
+configuration: every sound register reads 0 and writes are lost, on both emulators alike);
+`sound_emulated=True` emulates them on both (2048 plays the same either way).
+
 Observation: (5, 5) uint8, log2 of each tile (0 = empty). Actions: Discrete(4) = up, down, left,
 right. Reward: score increase. Terminated when no move is possible; truncated by TimeLimit after
 `MAX_EPISODE_STEPS` moves. render_mode "rgb_array" gives the screen in the reference's grey palette.
@@ -25,27 +29,33 @@ MAX_EPISODE_STEPS = 1000
 _GREYS = np.array([[(c >> 16) & 0xFF, (c >> 8) & 0xFF, c & 0xFF] for c in GREY_PALETTE], dtype=np.uint8)
 
 
-def _make_game(backend: str, render: bool, timing: str) -> game2048.Game2048:
+def _make_game(backend: str, render: bool, timing: str, sound_emulated: bool) -> game2048.Game2048:
     if backend == "pyboy":
         from .reference.pyboy_ref import PyBoyGameBoy
 
-        emulator = PyBoyGameBoy(game2048.ROM_PATH, render=render)
+        emulator = PyBoyGameBoy(game2048.ROM_PATH, render=render, sound_emulated=sound_emulated)
         return game2048.Game2048(emulator, game2048.PYBOY_BOOT_ROM_FRAMES + game2048.BOOT_FRAMES)
     if backend == "rust":
         from .rust_backend import RustGameBoy
 
         if timing not in ("pyboy", "dmg"):
             raise ValueError(f"timing must be 'pyboy' or 'dmg', got {timing!r}")
-        return game2048.Game2048(RustGameBoy(game2048.ROM_PATH, render=render, power_on=timing))
+        return game2048.Game2048(RustGameBoy(game2048.ROM_PATH, render=render, power_on=timing,
+                                                   sound_emulated=sound_emulated))
     raise ValueError(f"unknown backend {backend!r}: 'pyboy' or 'rust'")
 
 
 class Game2048Env(gymnasium.Env):
     metadata = {"render_modes": ["rgb_array"], "render_fps": 60 // game2048.FRAMES_PER_ACTION}
 
-    def __init__(self, backend: str = "rust", render_mode: Optional[str] = None, timing: str = "pyboy"):
+    def __init__(self, backend: str = "rust", render_mode: Optional[str] = None, timing: str = "pyboy",
+                 sound_emulated: bool = False):
         """`timing` (Rust backend): "pyboy" = PyBoy-compatible timing, the same game as PyBoy's frame
-        for frame (verified by L3); "dmg" = the hardware-accurate default of the emulator."""
+        for frame (verified by L3); "dmg" = the hardware-accurate default of the emulator.
+        `sound_emulated` (both backends): False = every sound register reads 0 and ignores writes
+        (PyBoy's `sound_emulated=False`); True = emulated (as the hardware's on ours)."""
+        if not isinstance(sound_emulated, (bool, np.bool_)):
+            raise ValueError(f"sound_emulated must be a bool, got {sound_emulated!r}")
         if render_mode not in (None, "rgb_array"):
             raise ValueError(f"render_mode must be None or 'rgb_array', got {render_mode!r}")
         self.backend = backend
@@ -54,7 +64,7 @@ class Game2048Env(gymnasium.Env):
             0, game2048.MAX_EXPONENT, shape=(game2048.BOARD_SIDE, game2048.BOARD_SIDE), dtype=np.uint8
         )
         self.action_space = spaces.Discrete(len(game2048.ACTION_BUTTONS))
-        self._game = _make_game(backend, render_mode is not None, timing)
+        self._game = _make_game(backend, render_mode is not None, timing, bool(sound_emulated))
         self._emulator = self._game.emulator
         self._needs_reset = True
 

@@ -90,9 +90,9 @@ class FrameBackend:
         return self._output()
 
 
-def pyboy_backend(rom: Path = game2048.ROM_PATH) -> FrameBackend:
-    # Sound emulated, so that the sound registers read as hardware's (ours always emulates them).
-    return FrameBackend("pyboy", PyBoyGameBoy(rom, sound_emulated=True), PYBOY_BOOT_FRAMES)
+def pyboy_backend(rom: Path = game2048.ROM_PATH, sound_emulated: bool = True) -> FrameBackend:
+    """PyBoy on `rom`; `sound_emulated` is PyBoy's own switch (False: its sound registers read 0)."""
+    return FrameBackend("pyboy", PyBoyGameBoy(rom, sound_emulated=sound_emulated), PYBOY_BOOT_FRAMES)
 
 
 # PyBoy is still in its boot ROM after this many frames, past the point where it draws its logo.
@@ -109,11 +109,37 @@ def pyboy_boot_vram() -> bytes:
     return vram
 
 
-def rust_backend(rom: Path = game2048.ROM_PATH) -> FrameBackend:
-    emulator = RustGameBoy(rom, power_on="pyboy")
+def rust_backend(rom: Path = game2048.ROM_PATH, sound_emulated: bool = True) -> FrameBackend:
+    """Ours on `rom` in PyBoy's power-on state and timing; `sound_emulated` as PyBoy's."""
+    emulator = RustGameBoy(rom, power_on="pyboy", sound_emulated=sound_emulated)
     for offset, value in enumerate(pyboy_boot_vram()):
         emulator.core.write_memory(VRAM[0] + offset, value)
     return FrameBackend("emurust", emulator, OURS_BOOT_FRAMES)
+
+
+TEST_ROMS = game2048.HERE / "data" / "roms"
+# Every test ROM (blargg's, mooneye's, dmg-acid2), each run for SUITE_FRAMES frames by the sweeps.
+SUITE_ROMS = sorted(path.relative_to(TEST_ROMS).as_posix() for path in TEST_ROMS.rglob("*.gb")
+                    if path.relative_to(TEST_ROMS).parts[0] != "games")
+SUITE_FRAMES = 600
+
+
+def assert_same_frames(pyboy, ours, frames: int) -> list:
+    """Steps both backends `frames` frames with no buttons, asserting the screen and the whole
+    state equal at every frame end; returns the length of each frame in T-cycles."""
+    pyboy.reset(0)
+    ours.reset(0)
+    lengths, previous_end = [], None
+    for frame in range(frames):
+        expected, actual = pyboy.step(0), ours.step(0)
+        np.testing.assert_array_equal(expected.observation, actual.observation, err_msg=f"screen, frame {frame}")
+        for field, value in expected.state.items():
+            np.testing.assert_array_equal(value, actual.state[field], err_msg=f"{field}, frame {frame}")
+        end = int(expected.state["cycles"])
+        if previous_end is not None:
+            lengths.append(end - previous_end)
+        previous_end = end
+    return lengths
 
 
 class Scripted2048Inputs:

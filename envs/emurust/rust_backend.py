@@ -24,16 +24,20 @@ from .reference.pyboy_ref import HRAM, WRAM
 class RustGameBoy:
     """One DMG Game Boy running `rom_path` in envport's Rust emulator (`emurust_core.GameBoy`)."""
 
-    def __init__(self, rom_path: Union[str, os.PathLike], *, render: bool = True, power_on: str = "dmg"):
+    def __init__(self, rom_path: Union[str, os.PathLike], *, render: bool = True, power_on: str = "dmg",
+                 sound_emulated: bool = True):
         """`power_on`: "dmg" = the state the DMG boot ROM leaves at 0x0100; "pyboy" = the state
-        PyBoy 2.8.1's own boot ROM leaves (for frame-exact comparison with PyBoy)."""
+        PyBoy 2.8.1's own boot ROM leaves (for frame-exact comparison with PyBoy).
+        `sound_emulated=False`: the sound registers read 0 and ignore writes, as PyBoy's do with its
+        `sound_emulated=False` (True: as the hardware's)."""
         path = Path(rom_path)
         if not path.is_file():
             raise FileNotFoundError(f"Game Boy ROM not found: {path}")
         self.rom_path = path
         self.render = render
         self._core = load_core()
-        self._gb = self._core.GameBoy(path.read_bytes(), render=render, power_on=power_on)
+        self._gb = self._core.GameBoy(path.read_bytes(), render=render, power_on=power_on,
+                                      sound_emulated=sound_emulated)
 
     @property
     def core(self):

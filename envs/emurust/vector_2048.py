@@ -72,10 +72,11 @@ class Game2048RustVectorEnv(gymnasium.vector.VectorEnv):
         threads: int = 0,
         backend: str = "rust",
         render_mode: Optional[str] = None,
+        sound_emulated: bool = False,
     ):
-        """`timing` as for `Game2048Env` ("pyboy": PyBoy-compatible, the default; "dmg").
-        `threads`: Rayon threads (0 = one per core). `max_episode_steps`: truncation, as
-        Gymnasium's `TimeLimit` (None = never)."""
+        """`timing` and `sound_emulated` as for `Game2048Env` ("pyboy": PyBoy-compatible, the
+        default; "dmg"; sound registers off by default). `threads`: Rayon threads (0 = one per
+        core). `max_episode_steps`: truncation, as Gymnasium's `TimeLimit` (None = never)."""
         if backend != "rust":
             raise ValueError(f"the vector env runs the Rust emulator only, got backend={backend!r}")
         if render_mode is not None:
@@ -101,7 +102,8 @@ class Game2048RustVectorEnv(gymnasium.vector.VectorEnv):
         self.action_space = batch_space(self.single_action_space, self.num_envs)
 
         self._vec = load_core().GameBoyVec(
-            game2048.ROM_PATH.read_bytes(), self.num_envs, threads=threads, render=False, power_on=timing
+            game2048.ROM_PATH.read_bytes(), self.num_envs, threads=threads, render=False, power_on=timing,
+            sound_emulated=bool(sound_emulated),
         )
         self._title_state: Optional[bytes] = None
         self._generators: list[np.random.Generator] = [seeding.np_random(None)[0] for _ in range(self.num_envs)]

@@ -111,6 +111,47 @@ def test_vector_equals_single_consoles():
         vec.save_state(4)
 
 
+SOUND_REGISTERS = (0xFF10, 0xFF40)  # NR10-NR52, the unused 0xFF27-0xFF2F and wave RAM
+
+
+def test_sound_registers_off_read_zero_and_the_setting_survives_load_state():
+    """`sound_emulated=False` (PyBoy's rule with its own switch off): all of 0xFF10-0xFF3F reads 0,
+    in GameBoy and GameBoyVec, before and after a state is loaded; on (the default), NR52 reads the
+    DMG boot ROM's 0xF1 (APU powered, channel 1 on)."""
+    emurust = core()
+    rom = GAME.read_bytes()
+    on, off = emurust.GameBoy(rom), emurust.GameBoy(rom, sound_emulated=False)
+    assert (on.sound_emulated, off.sound_emulated) == (True, False)
+    assert on.read_memory(0xFF26) == 0xF1
+    assert off.read_range(*SOUND_REGISTERS) == bytes(0x30)
+    off.write_memory(0xFF26, 0x80)
+    off.run_frames(10)
+    off.load_state(on.save_state())
+    assert not off.sound_emulated and off.read_range(*SOUND_REGISTERS) == bytes(0x30)
+    vec = emurust.GameBoyVec(rom, 2, threads=1, sound_emulated=False)
+    vec.step(np.zeros(2, np.uint8), 5)
+    assert not vec.read_range(*SOUND_REGISTERS).any()
+    assert emurust.GameBoyVec(rom, 1, threads=1).read_range(0xFF26, 0xFF27)[0, 0] == 0xF1
+
+
+@pytest.mark.parametrize("sound_emulated", [False, True])
+def test_envs_set_the_sound_registers_alike_on_both_backends(sound_emulated):
+    """The envs' `sound_emulated` (off by default) reaches both emulators: after a reset, the sound
+    registers read the same on both (all 0 when off; 2048 powers its APU off, so NR52 then reads
+    0x70 when on)."""
+    registers = []
+    for backend in ("pyboy", "rust"):
+        kwargs = {} if not sound_emulated else {"sound_emulated": True}
+        env = gym_envs.Game2048Env(backend=backend, **kwargs)
+        env.reset(seed=0)
+        registers.append(bytes(env._emulator.read_memory(*SOUND_REGISTERS)))
+        env.close()
+    assert registers[0] == registers[1]
+    assert registers[0][0xFF26 - 0xFF10] == (0x70 if sound_emulated else 0)
+    with pytest.raises(ValueError, match="sound_emulated"):
+        gym_envs.Game2048Env(backend="rust", sound_emulated="no")
+
+
 @pytest.mark.parametrize("env_id", ["envport/Game2048-v0", "envport/Game2048Rust-v0"])
 def test_gymnasium_env_checker(env_id):
     env = gymnasium.make(env_id).unwrapped

@@ -25,7 +25,11 @@ import pytest
 from envs.emurust import game2048
 from envs.emurust.l3_backends import (
     PYBOY_FIRST_GAME_FRAME,
+    SUITE_FRAMES,
+    SUITE_ROMS,
+    TEST_ROMS,
     Scripted2048Inputs,
+    assert_same_frames,
     pyboy_backend,
     pyboy_registers,
     pyboy_tobu_backend,
@@ -92,24 +96,6 @@ def test_tobutobugirl_scripted_run():
 
 
 
-def _assert_same_frames(pyboy, ours, frames: int) -> list:
-    """Steps both backends `frames` frames with no buttons, asserting the screen and the whole
-    state equal at every frame end; returns the length of each frame in T-cycles."""
-    pyboy.reset(0)
-    ours.reset(0)
-    lengths, previous_end = [], None
-    for frame in range(frames):
-        expected, actual = pyboy.step(0), ours.step(0)
-        np.testing.assert_array_equal(expected.observation, actual.observation, err_msg=f"screen, frame {frame}")
-        for field, value in expected.state.items():
-            np.testing.assert_array_equal(value, actual.state[field], err_msg=f"{field}, frame {frame}")
-        end = int(expected.state["cycles"])
-        if previous_end is not None:
-            lengths.append(end - previous_end)
-        previous_end = end
-    return lengths
-
-
 BLARGG = game2048.HERE / "data" / "roms" / "blargg"
 # blargg's ROMs in PyBoy's own timing: equal to PyBoy in the whole state at every frame end of the
 # run (cpu_instrs finishes all 11 tests by frame ~3,200), and both report "Passed". Before
@@ -142,7 +128,7 @@ def _blargg_report(emulator) -> str:
                          ids=[rom.parent.name for rom, _ in BLARGG_WHOLE_RUNS])
 def test_blargg_whole_state_every_frame(rom, frames):
     pyboy, ours = pyboy_backend(rom), rust_backend(rom)
-    _assert_same_frames(pyboy, ours, frames)
+    assert_same_frames(pyboy, ours, frames)
     text = _blargg_report(pyboy._emulator)
     assert text == _blargg_report(ours._emulator)
     assert "Passed" in text, text
@@ -217,7 +203,7 @@ LCD_ON_LOOPS = {
 def test_first_frame_after_lcd_on_ends_as_pyboys(loop, tmp_path):
     rom = tmp_path / f"{loop}.gb"
     rom.write_bytes(_lcd_on_rom(LCD_ON_LOOPS[loop]))
-    lengths = _assert_same_frames(pyboy_backend(rom), rust_backend(rom), 5)
+    lengths = assert_same_frames(pyboy_backend(rom), rust_backend(rom), 5)
     # The frame after the one that switched the LCD on is the first frame; the frames stay on
     # PyBoy's grid of 70224 T-cycles from the LCD's start, each ending less than an instruction
     # (at most 24 T-cycles) after its place on it.
@@ -248,10 +234,9 @@ def test_lcd_on_loops_cover_pyboys_ways_to_end_the_first_frame(tmp_path):
     }
 
 
-TEST_ROMS = game2048.HERE / "data" / "roms"
-SUITE_FRAMES = 600
 _SOUND = ("PyBoy's APU (pyboy/core/sound.py) is another model than ours: mid-test its registers read "
-          "otherwise (NR52's channel bits first), though both pass dmg_sound")
+          "otherwise (NR52's channel bits first), though both pass dmg_sound (with sound off on both, "
+          "equal: l3_sound_off_test.py)")
 _OUR_PYBOY_TIMING_FAILS = "PyBoy passes it; our PyBoy-compatible timing fails it (the hardware timing passes)"
 # The test ROMs whose whole state differs from PyBoy's within SUITE_FRAMES frames, and why (measured
 # 2026-12-04 with the sweep below; each is an expected failure that fails the test when it stops
@@ -262,12 +247,11 @@ NOT_EQUAL_TO_PYBOY = {
         "rom_singles/05-sweep details.gb", "rom_singles/07-len sweep period sync.gb",
         "rom_singles/08-len ctr during power.gb", "rom_singles/09-wave read while on.gb",
         "rom_singles/11-regs after power.gb")},
-    "blargg/interrupt_time/interrupt_time.gb": "a CGB test (double speed); on the DMG both fail it, differently",
+    "blargg/interrupt_time/interrupt_time.gb": ("a CGB test (double speed); on the DMG both fail it, differently (with "
+                                                "sound off on both, equal: l3_sound_off_test.py)"),
     "mooneye/acceptance/ppu/intr_2_mode0_timing_sprites.gb": "both fail it, differently",
     "mooneye/acceptance/pop_timing.gb": _OUR_PYBOY_TIMING_FAILS,
 }
-SUITE_ROMS = sorted(path.relative_to(TEST_ROMS).as_posix() for path in TEST_ROMS.rglob("*.gb")
-                    if path.relative_to(TEST_ROMS).parts[0] != "games")
 
 
 @pytest.mark.parametrize("rom", [
@@ -278,7 +262,7 @@ SUITE_ROMS = sorted(path.relative_to(TEST_ROMS).as_posix() for path in TEST_ROMS
 def test_test_rom_suites_whole_state_every_frame(rom):
     """Every test ROM (blargg's, mooneye's, dmg-acid2), no input: the screen and the whole state equal
     to PyBoy's at every frame end of the first SUITE_FRAMES frames, but for NOT_EQUAL_TO_PYBOY."""
-    _assert_same_frames(pyboy_backend(TEST_ROMS / rom), rust_backend(TEST_ROMS / rom), SUITE_FRAMES)
+    assert_same_frames(pyboy_backend(TEST_ROMS / rom), rust_backend(TEST_ROMS / rom), SUITE_FRAMES)
 
 
 def test_not_equal_list_names_suite_roms():

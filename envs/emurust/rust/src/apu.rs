@@ -33,6 +33,10 @@ pub struct Apu {
     frame_step: u8,
     sweep: Sweep,
     playback: WavePlayback,
+    /// Off is PyBoy's `sound_emulated=False` (pyboy/core/sound.py `Sound.get`/`set`): every
+    /// sound register and wave RAM reads 0 and writes are lost. A setting, as rendering is: not
+    /// part of a saved state, and a state loads the same either way.
+    pub registers_emulated: bool,
 }
 
 /// Where channel 3 is in its 32 samples, kept by bus time: its timer moves it on every
@@ -126,6 +130,7 @@ impl Apu {
             frame_step: 0,
             sweep: Sweep::default(),
             playback: WavePlayback::default(),
+            registers_emulated: true,
         }
     }
 
@@ -258,6 +263,9 @@ impl Apu {
 
     /// `now`: bus time (wave RAM's reach while channel 3 plays depends on it).
     pub fn read(&self, addr: u16, now: u64) -> u8 {
+        if !self.registers_emulated {
+            return 0;
+        }
         match addr {
             0xFF26 => {
                 let status = self
@@ -279,6 +287,9 @@ impl Apu {
     }
 
     pub fn write(&mut self, addr: u16, value: u8, now: u64) {
+        if !self.registers_emulated {
+            return;
+        }
         match addr {
             0xFF26 => {
                 let power = value & 0x80 != 0;
@@ -493,6 +504,23 @@ mod tests {
         assert_eq!(apu.read(0xFF12, 0), 0x00, "writes are ignored while off");
         apu.write(0xFF30, 0x5A, 0);
         assert_eq!(apu.read(0xFF30, 0), 0x5A, "wave RAM stays accessible");
+    }
+
+    #[test]
+    fn registers_not_emulated_read_zero_and_lose_writes() {
+        // PyBoy 2.8.1 with sound_emulated=False: 0xFF10-0xFF3F read 0 (NR52, the unused
+        // 0xFF27-0xFF2F and wave RAM too) and a write changes nothing, even once switched back.
+        let mut apu = Apu::new();
+        apu.registers_emulated = false;
+        assert!((0xFF10..0xFF40).all(|addr| apu.read(addr, 0) == 0));
+        let before = apu.clone();
+        for addr in 0xFF10..0xFF40 {
+            apu.write(addr, 0x5A, 0);
+        }
+        apu.write(0xFF26, 0x00, 0);
+        assert_eq!(apu, before);
+        apu.registers_emulated = true;
+        assert_eq!((apu.read(0xFF10, 0), apu.read(0xFF26, 0)), (0x80, 0xF1));
     }
 
     #[test]

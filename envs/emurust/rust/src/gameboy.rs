@@ -79,6 +79,16 @@ impl GameBoy {
         self.cpu.pyboy
     }
 
+    /// Off: the sound registers as PyBoy has them with `sound_emulated=False` (all read 0, writes
+    /// lost; see `Apu::registers_emulated`). On (the default): as the hardware has them.
+    pub fn set_sound_emulated(&mut self, on: bool) {
+        self.bus.apu.registers_emulated = on;
+    }
+
+    pub fn sound_emulated(&self) -> bool {
+        self.bus.apu.registers_emulated
+    }
+
     pub fn set_render(&mut self, render: bool) {
         self.bus.ppu.set_render(render);
     }
@@ -273,6 +283,7 @@ impl GameBoy {
         fresh.bus.plain_steps = self.bus.plain_steps;
         fresh.bus.general_steps = self.bus.general_steps;
         fresh.set_pyboy_compat(self.pyboy_compat());
+        fresh.set_sound_emulated(self.sound_emulated());
         fresh.cpu.load(&mut r)?;
         fresh.bus.load(&mut r)?;
         fresh.lcd_off_since = r.u64()?;
@@ -437,6 +448,34 @@ mod tests {
             let over = gb.bus.cycles - start - 2 * CYCLES_PER_FRAME;
             assert!(over < 12, "{case}: {over} T-cycles over");
         }
+    }
+
+    /// Loading a state keeps the emulator's settings (they are not part of a state): rendering,
+    /// the timing, the sound registers' emulation and the verification switches.
+    #[test]
+    fn load_state_keeps_the_settings() {
+        let mut gb = GameBoy::with_power_on(lcd_on_rom(&[0x18, 0xFE]), PowerOn::PyBoy).unwrap();
+        gb.set_render(false);
+        gb.set_sound_emulated(false);
+        gb.bus.eager_ppu = true;
+        gb.bus.skip_wait_loops = false;
+        gb.bus.plain_steps = false;
+        gb.run_frame();
+        let state = gb.save_state();
+        gb.load_state(&state).unwrap();
+        assert!(!gb.bus.ppu.render() && gb.pyboy_compat() && !gb.sound_emulated());
+        assert!(gb.bus.eager_ppu && !gb.bus.skip_wait_loops && !gb.bus.plain_steps);
+        assert_eq!(
+            gb.read_memory(0xFF26),
+            0,
+            "sound registers read 0 when not emulated"
+        );
+        gb.set_sound_emulated(true);
+        assert_eq!(
+            gb.read_memory(0xFF26),
+            0xF0,
+            "PyBoy's boot state: powered, no channel on"
+        );
     }
 
     fn assert_same_state(a: &mut GameBoy, b: &mut GameBoy, case: &str) {

@@ -104,8 +104,10 @@ impl PyGameBoy {
     /// passing over them changes nothing). `plain_steps=False` runs every instruction through
     /// the CPU's general step instead of the plain one the frame loop takes while no event,
     /// interrupt, HALT or EI is near (slower; for checking that the plain step changes nothing).
+    /// `sound_emulated=False`: the sound registers (0xFF10-0xFF3F) as PyBoy has them with its
+    /// `sound_emulated=False`: every one reads 0 and writes are lost (True: as the hardware).
     #[new]
-    #[pyo3(signature = (rom, render=true, power_on="dmg", eager_events=false, skip_wait_loops=true, plain_steps=true))]
+    #[pyo3(signature = (rom, render=true, power_on="dmg", eager_events=false, skip_wait_loops=true, plain_steps=true, sound_emulated=true))]
     fn new(
         rom: &[u8],
         render: bool,
@@ -113,10 +115,12 @@ impl PyGameBoy {
         eager_events: bool,
         skip_wait_loops: bool,
         plain_steps: bool,
+        sound_emulated: bool,
     ) -> PyResult<Self> {
         let power_on = parse_power_on(power_on)?;
         let mut inner = GameBoy::with_power_on(rom.to_vec(), power_on).map_err(rom_error)?;
         inner.set_render(render);
+        inner.set_sound_emulated(sound_emulated);
         inner.bus.eager_ppu = eager_events;
         inner.bus.skip_wait_loops = skip_wait_loops;
         inner.bus.plain_steps = plain_steps;
@@ -139,6 +143,11 @@ impl PyGameBoy {
     #[getter]
     fn get_render(&self) -> bool {
         self.inner.bus.ppu.render()
+    }
+
+    #[getter]
+    fn get_sound_emulated(&self) -> bool {
+        self.inner.sound_emulated()
     }
 
     #[setter]
@@ -308,22 +317,23 @@ pub struct GameBoyVec {
 #[pymethods]
 impl GameBoyVec {
     /// `threads` = 0 uses Rayon's global pool (all cores); otherwise a pool of that many threads.
-    /// `render` and `power_on` as for `GameBoy`.
+    /// `render`, `power_on` and `sound_emulated` as for `GameBoy`.
     #[new]
-    #[pyo3(signature = (rom, num_envs, threads=0, render=true, power_on="dmg"))]
+    #[pyo3(signature = (rom, num_envs, threads=0, render=true, power_on="dmg", sound_emulated=true))]
     fn new(
         rom: &[u8],
         num_envs: usize,
         threads: usize,
         render: bool,
         power_on: &str,
+        sound_emulated: bool,
     ) -> PyResult<Self> {
         if num_envs == 0 {
             return Err(PyValueError::new_err("num_envs must be at least 1"));
         }
         let power_on = parse_power_on(power_on)?;
-        let inner =
-            VecCore::new(rom, num_envs, threads, render, power_on).map_err(|e| match e {
+        let inner = VecCore::new(rom, num_envs, threads, render, power_on, sound_emulated)
+            .map_err(|e| match e {
                 crate::vec::VecError::Rom(e) => rom_error(e),
                 crate::vec::VecError::Threads(m) => PyValueError::new_err(m),
             })?;

@@ -23,6 +23,7 @@ impl GameBoyVec {
         threads: usize,
         render: bool,
         power_on: PowerOn,
+        sound_emulated: bool,
     ) -> Result<Self, VecError> {
         Cartridge::from_rom(rom.to_vec()).map_err(VecError::Rom)?;
         let consoles = (0..count)
@@ -30,6 +31,7 @@ impl GameBoyVec {
                 let mut gb =
                     GameBoy::with_power_on(rom.to_vec(), power_on).map_err(VecError::Rom)?;
                 gb.set_render(render);
+                gb.set_sound_emulated(sound_emulated);
                 Ok(gb)
             })
             .collect::<Result<_, _>>()?;

@@ -1,0 +1,64 @@
+"""L3 with the sound registers off on both emulators: PyBoy 2.8.1 with `sound_emulated=False` (the
+configuration of the Gymnasium env's PyBoy backend and of the benchmark: its sound registers all
+read 0 and ignore writes) against ours with `sound_emulated=False` (the same rule,
+`Apu::registers_emulated`), every test ROM compared in the screen and the whole state at every frame
+end, as `l3_pyboy_test.py`'s sweep does with sound emulated on both.
+
+With sound emulated, 21 test ROMs differ from PyBoy, 18 of them because PyBoy's APU is another
+model than ours (`l3_pyboy_test.NOT_EQUAL_TO_PYBOY`); with it off on both, all but two are equal.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from envs.emurust.l3_backends import (
+    SUITE_FRAMES,
+    SUITE_ROMS,
+    TEST_ROMS,
+    assert_same_frames,
+    pyboy_backend,
+    rust_backend,
+)
+
+# The test ROMs whose whole state still differs from PyBoy's within SUITE_FRAMES frames with sound
+# off on both, and why (measured 2026-12-04; strict expected failures, as in l3_pyboy_test.py).
+NOT_EQUAL_TO_PYBOY_SOUND_OFF = {
+    "mooneye/acceptance/ppu/intr_2_mode0_timing_sprites.gb": "both fail it, differently",
+    "mooneye/acceptance/pop_timing.gb":
+        "PyBoy passes it; our PyBoy-compatible timing fails it (the hardware timing passes)",
+}
+
+
+@pytest.mark.parametrize("rom", [
+    pytest.param(rom, marks=pytest.mark.xfail(reason=NOT_EQUAL_TO_PYBOY_SOUND_OFF[rom], strict=True,
+                                              raises=AssertionError))
+    if rom in NOT_EQUAL_TO_PYBOY_SOUND_OFF else rom
+    for rom in SUITE_ROMS
+])
+def test_test_rom_suites_sound_off_whole_state_every_frame(rom):
+    pyboy = pyboy_backend(TEST_ROMS / rom, sound_emulated=False)
+    try:
+        assert_same_frames(pyboy, rust_backend(TEST_ROMS / rom, sound_emulated=False), SUITE_FRAMES)
+    finally:
+        pyboy._emulator.close()
+
+
+def test_sound_off_reads_zero_on_both():
+    """The rule itself, read from both after a ROM has written the sound registers (dmg_sound's
+    first test powers the APU and triggers channels): every register and wave RAM reads 0."""
+    rom = TEST_ROMS / "blargg" / "dmg_sound" / "rom_singles" / "01-registers.gb"
+    pyboy, ours = pyboy_backend(rom, sound_emulated=False), rust_backend(rom, sound_emulated=False)
+    try:
+        for backend in (pyboy, ours):
+            backend.reset(0)
+            for _ in range(60):
+                io = backend.step(0).state["io"]
+            assert not io[0x10:0x40].any(), (backend.name, io[0x10:0x40].tobytes().hex())
+            assert io[0x40], f"{backend.name}: LCDC reads {io[0x40]:#04x}: the I/O read is not all zeros"
+    finally:
+        pyboy._emulator.close()
+
+
+def test_not_equal_list_names_suite_roms():
+    assert set(NOT_EQUAL_TO_PYBOY_SOUND_OFF) <= set(SUITE_ROMS)
