@@ -249,7 +249,6 @@ NOT_EQUAL_TO_PYBOY = {
         "rom_singles/11-regs after power.gb")},
     "blargg/interrupt_time/interrupt_time.gb": ("a CGB test (double speed); on the DMG both fail it, differently (with "
                                                 "sound off on both, equal: l3_sound_off_test.py)"),
-    "mooneye/acceptance/ppu/intr_2_mode0_timing_sprites.gb": "both fail it, differently",
     "mooneye/acceptance/pop_timing.gb": _OUR_PYBOY_TIMING_FAILS,
 }
 

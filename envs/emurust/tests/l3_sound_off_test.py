@@ -5,7 +5,7 @@ read 0 and ignore writes) against ours with `sound_emulated=False` (the same rul
 end, as `l3_pyboy_test.py`'s sweep does with sound emulated on both.
 
 With sound emulated, 21 test ROMs differ from PyBoy, 18 of them because PyBoy's APU is another
-model than ours (`l3_pyboy_test.NOT_EQUAL_TO_PYBOY`); with it off on both, all but two are equal.
+model than ours (`l3_pyboy_test.NOT_EQUAL_TO_PYBOY`); with it off on both, all but one are equal.
 """
 
 from __future__ import annotations
@@ -24,7 +24,6 @@ from envs.emurust.l3_backends import (
 # The test ROMs whose whole state still differs from PyBoy's within SUITE_FRAMES frames with sound
 # off on both, and why (measured 2026-12-04; strict expected failures, as in l3_pyboy_test.py).
 NOT_EQUAL_TO_PYBOY_SOUND_OFF = {
-    "mooneye/acceptance/ppu/intr_2_mode0_timing_sprites.gb": "both fail it, differently",
     "mooneye/acceptance/pop_timing.gb":
         "PyBoy passes it; our PyBoy-compatible timing fails it (the hardware timing passes)",
 }

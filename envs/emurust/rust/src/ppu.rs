@@ -1201,31 +1201,43 @@ impl Ppu {
         length + penalty.saturating_sub(SPRITE_PENALTY_OVERLAP)
     }
 
-    /// PyBoy 2.8.1's mode 3 length: 172 dots, plus SCX % 8 rounded up to whole M-cycles (not in
-    /// the first frame after enabling), plus per object on the line with X < 168: 6 dots, and for
-    /// the first object at each distinct X a wait of `5 - ((X + SCX - 8) % 8)` dots when positive.
-    /// No window penalty.
+    /// PyBoy 2.8.1's mode 3 length (pyboy/core/lcd.py `_mode3_timing_adjustment`): 172 dots, plus
+    /// SCX % 8 rounded up to whole M-cycles (not in the first frame after enabling), plus the
+    /// objects' penalty (`pyboy_object_penalty`).
     fn pyboy_mode3_length(&self) -> u32 {
-        let mut length = MODE3_BASE_DOTS;
+        let mut length = MODE3_BASE_DOTS as i32 + self.pyboy_object_penalty();
         if !self.pyboy_first_frame {
-            length += ((self.scx & 7) as u32).div_ceil(4) * 4;
+            length += ((self.scx & 7) as i32 + 3) / 4 * 4;
         }
-        if self.lcdc & LCDC_OBJ_ENABLE == 0 {
-            return length;
+        length as u32
+    }
+
+    /// PyBoy 2.8.1's object penalty (lcd.py `_mode3_sprite_penalty`), over the line's objects (the
+    /// first 10 in OAM order, X >= 168 included): 6 dots per object with X < 168, and for the first
+    /// at each distinct X a wait of `5 - ((X + SCX - 8) % 8)` dots when positive; the sum less the 7
+    /// dots that overlap the fixed start, not below 0. A line whose objects all have X >= 168 is
+    /// 4 dots shorter. No window penalty.
+    fn pyboy_object_penalty(&self) -> i32 {
+        if self.lcdc & LCDC_OBJ_ENABLE == 0 || self.sprite_count == 0 {
+            return 0;
         }
-        let mut seen = [false; 256];
+        let mut seen = [false; 168];
+        let (mut penalty, mut distinct_x) = (0i32, 0u32);
         for sprite in &self.sprites[..self.sprite_count as usize] {
             if sprite.x >= 168 {
                 continue;
             }
-            length += 6;
+            penalty += 6;
             if !seen[sprite.x as usize] {
                 seen[sprite.x as usize] = true;
-                let wait = 5 - ((sprite.x as i32 + self.scx as i32 - 8) & 7);
-                length += wait.max(0) as u32;
+                distinct_x += 1;
+                penalty += (5 - ((sprite.x as i32 + self.scx as i32 - 8) & 7)).max(0);
             }
         }
-        length
+        if distinct_x == 0 {
+            return -4;
+        }
+        (penalty - 7).max(0)
     }
 
     /// PyBoy 2.8.1 compatibility timing (see `pyboy_mode3_length`, `turn_lcd_on` and the line-153
@@ -1708,6 +1720,64 @@ mod tests {
             runs,
             vec![(2, 80), (3, 172 + 7 + 6 + 60 - 3), (0, 456 - 80 - 242)]
         );
+    }
+
+    /// PyBoy 2.8.1's mode 3 lengths, worked out by hand from pyboy/core/lcd.py
+    /// (`_mode3_sprite_penalty`, `_mode3_timing_adjustment`): 172 + the objects' penalty (6 per
+    /// object with X < 168, the first at each X waiting `5 - ((X + SCX - 8) & 7)` when positive,
+    /// less 7, not below 0; -4 when every object on the line has X >= 168) + SCX % 8 rounded up
+    /// to 4 (not in the first frame after LCD-on). (mooneye intr_2_mode0_timing_sprites, which
+    /// measures these, is equal to PyBoy at every frame in L3.)
+    #[test]
+    fn pyboy_mode3_length_is_pyboys() {
+        // (objects as (Y, X), SCX, objects enabled, first frame, PyBoy's length)
+        type Case = (&'static [(u8, u8)], u8, bool, bool, u32);
+        let cases: [Case; 11] = [
+            (&[(16, 8)], 0, false, false, 172),
+            (&[], 0, true, false, 172),
+            (&[(16, 8)], 0, true, false, 172 + (6 + 5 - 7)),
+            (&[(16, 8)], 3, true, false, 172 + (6 + 2 - 7) + 4),
+            (&[(16, 8)], 3, true, true, 172 + (6 + 2 - 7)),
+            (&[(16, 8), (16, 8)], 0, true, false, 172 + (6 + 5 + 6 - 7)),
+            (
+                &[(16, 8), (16, 9)],
+                0,
+                true,
+                false,
+                172 + (6 + 5 + 6 + 4 - 7),
+            ),
+            (&[(16, 12)], 0, true, false, 172), // 6 + 1 - 7 = 0
+            (&[(16, 168)], 0, true, false, 172 - 4),
+            (&[(16, 168)], 5, true, false, 172 - 4 + 8),
+            (&[(16, 168), (16, 20)], 0, true, false, 172), // 6 + 1 - 7 = 0
+        ];
+        for (objects, scx, objects_on, first_frame, expected) in cases {
+            let (mut p, mut iflags) = frame_start();
+            p.set_pyboy_timing(true);
+            p.pyboy_first_frame = first_frame;
+            for (n, &(y, x)) in objects.iter().enumerate() {
+                set_sprite(&mut p, n, y, x, 0, 0);
+            }
+            p.write_register(0xFF43, scx, &mut iflags);
+            let lcdc = 0x91 | if objects_on { LCDC_OBJ_ENABLE } else { 0 };
+            p.write_register(0xFF40, lcdc, &mut iflags);
+            p.oam_scan();
+            let case =
+                format!("{objects:?}, SCX {scx}, objects {objects_on}, first frame {first_frame}");
+            assert_eq!(p.pyboy_mode3_length(), expected, "{case}");
+        }
+        // Ten objects at X=0 with SCX=7 (of 40 on the line, only the first 10 count): 6 each, X=0's
+        // wait 5 - 7 < 0; 60 - 7 + 8.
+        let (mut p, mut iflags) = frame_start();
+        p.set_pyboy_timing(true);
+        p.pyboy_first_frame = false;
+        for n in 0..40 {
+            set_sprite(&mut p, n, 16, 0, 0, 0);
+        }
+        p.write_register(0xFF43, 7, &mut iflags);
+        p.write_register(0xFF40, 0x91 | LCDC_OBJ_ENABLE, &mut iflags);
+        p.oam_scan();
+        assert_eq!(p.pyboy_mode3_length(), 172 + 53 + 8);
     }
 
     #[test]
