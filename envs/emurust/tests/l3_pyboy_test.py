@@ -6,7 +6,8 @@ VRAM, OAM, I/O registers, IE, CPU registers, T-cycles), from the same state and 
 interrupts are sampled at instruction boundaries only (PyBoy checks them when its scheduler starts a
 chunk, and its chunks end at the first boundary after every interrupt-raising event), the vector is
 chosen from the requests at that boundary, PyBoy's mode-3 lengths and first frame after LCD enable,
-LY=153 for the whole of line 153, LY/STAT/DIV reads at PyBoy's per-opcode read times, PyBoy's P1
+LY=153 for the whole of line 153, LY/STAT/DIV reads at PyBoy's per-opcode read times, the stack's reads and writes (POP, RET,
+PUSH, CALL, RST) at PyBoy's moments, PyBoy's P1
 read-back, its frame clock while the LCD is off (counted from its LCDC write), its HALT right
 after EI (the return address is the HALT itself when an interrupt is already pending or the chunk
 ends with that HALT), the end of its first frame after LCD enable, timer accesses at its moments (a
@@ -237,7 +238,6 @@ def test_lcd_on_loops_cover_pyboys_ways_to_end_the_first_frame(tmp_path):
 _SOUND = ("PyBoy's APU (pyboy/core/sound.py) is another model than ours: mid-test its registers read "
           "otherwise (NR52's channel bits first), though both pass dmg_sound (with sound off on both, "
           "equal: l3_sound_off_test.py)")
-_OUR_PYBOY_TIMING_FAILS = "PyBoy passes it; our PyBoy-compatible timing fails it (the hardware timing passes)"
 # The test ROMs whose whole state differs from PyBoy's within SUITE_FRAMES frames, and why (measured
 # 2026-12-04 with the sweep below; each is an expected failure that fails the test when it stops
 # differing, so that this list stays true).
@@ -249,8 +249,91 @@ NOT_EQUAL_TO_PYBOY = {
         "rom_singles/11-regs after power.gb")},
     "blargg/interrupt_time/interrupt_time.gb": ("a CGB test (double speed); on the DMG both fail it, differently (with "
                                                 "sound off on both, equal: l3_sound_off_test.py)"),
-    "mooneye/acceptance/pop_timing.gb": _OUR_PYBOY_TIMING_FAILS,
 }
+
+
+def _stack_timer_rom() -> bytes:
+    """A ROM-only cartridge whose stack accesses land on the timer's registers, at 8 phases of
+    4 T-cycles against TIMA's 16-cycle count (TAC = 5), storing what it reads from 0xC100 on:
+    POP from DIV and TIMA; RET, RETI and a taken RET NZ whose return address's low byte is TIMA
+    (they land in a sled of INC B at 0x40xx, so B counts what they read); PUSH, CALL, a taken
+    CALL NZ and RST 0x38 writing TMA and TIMA, and PUSH writing TIMA and DIV, each followed by
+    TIMA and DIV read back. PyBoy times each of these reads and writes in its own way
+    (pyboy/core/opcodes.py adds the cycles around them: POP reads at 0 and 4, RET at 4 and 8,
+    PUSH writes at 8 and 12, ...), which moves what TIMA counts."""
+    rom = bytearray(0x8000)
+    rom[0x100:0x104] = bytes([0x00, 0xC3, 0x50, 0x01])  # NOP; JP 0x0150
+    rom[0x38] = 0xE9  # RST 0x38's vector: JP (HL), back to the probe
+    rom[0x4000:0x4100] = bytes([0x04]) * 0x100  # INC B sled, for return addresses 0x40xx
+    rom[0x4100] = 0xE9  # JP (HL)
+    code = bytearray([
+        0xF3, 0xAF, 0xE0, 0xFF,  # DI; IE = 0
+        0x3E, 0x05, 0xE0, 0x07,  # TAC = 5: TIMA counts every 16 T-cycles
+    ])
+    stored = 0
+
+    def store_a():
+        nonlocal stored
+        code.extend([0xEA, (0xC100 + stored) & 0xFF, (0xC100 + stored) >> 8])  # LD (nn),A
+        stored += 1
+
+    def store_timer():
+        code.extend([0xF0, 0x05])  # LDH A,(TIMA)
+        store_a()
+        code.extend([0xF0, 0x04])  # LDH A,(DIV)
+        store_a()
+
+    def continue_at_hl(jump: list[int]):
+        # LD HL,next; the jump (which comes back through JP (HL)); next:
+        start = 0x150 + len(code)
+        code.extend([0x21, *(start + 3 + len(jump)).to_bytes(2, "little"), *jump])
+
+    clear_z = [0x3E, 0x01, 0xB7]  # LD A,1; OR A
+    for phase in range(8):
+        nops = [0x00] * phase
+        code.extend([0x3E, 0x40, 0xE0, 0x06])  # TMA = 0x40 again (the writes below change it)
+        code.extend([*nops, 0x31, 0x04, 0xFF, 0xC1])  # LD SP,0xFF04; POP BC (DIV, TIMA)
+        code.append(0x79)  # LD A,C
+        store_a()
+        code.append(0x78)  # LD A,B
+        store_a()
+        for ret in ([0xC9], [0xD9], [*clear_z, 0xC0]):  # RET, RETI, RET NZ
+            code.extend([*nops, 0x06, 0x00, 0x31, 0x05, 0xFF])  # LD B,0; LD SP,0xFF05 (TIMA, TMA)
+            continue_at_hl(ret)
+            code.append(0x78)
+            store_a()
+        code.extend([*nops, 0x01, 0xF0, 0x40, 0x31, 0x07, 0xFF, 0xC5])  # LD BC,0x40F0; LD SP,0xFF07; PUSH BC
+        store_timer()
+        for call in ([0xCD], [*clear_z, 0xC4]):  # CALL next, CALL NZ,next
+            code.extend([*nops, 0x31, 0x07, 0xFF, *call])
+            after = 0x150 + len(code) + 2
+            code.extend(after.to_bytes(2, "little"))
+            store_timer()
+        code.extend([*nops, 0x31, 0x07, 0xFF])
+        continue_at_hl([0xFF])  # RST 0x38
+        store_timer()
+        code.extend([*nops, 0x01, 0xF0, 0x40, 0x31, 0x06, 0xFF, 0xC5])  # LD SP,0xFF06; PUSH BC: TIMA, DIV
+        store_timer()
+    code.extend([0x31, 0xF0, 0xDF, 0x18, 0xFE])  # LD SP,0xDFF0; JR to itself
+    assert stored == 8 * 15, stored
+    assert 0x150 + len(code) <= 0x4000, len(code)
+    rom[0x150:0x150 + len(code)] = code
+    rom[0x14D] = (-sum(rom[0x134:0x14D]) - 25) & 0xFF  # header checksum
+    return bytes(rom)
+
+
+def test_stack_accesses_to_the_timer_at_pyboys_moments(tmp_path):
+    """POP, RET, RETI, RET cc, PUSH, CALL, CALL cc and RST on the timer's registers: every
+    frame's whole state equal to PyBoy's (with sound emulated and without). The probes' results
+    vary with the phase, so that they can tell a read or write 4 T-cycles off."""
+    rom = tmp_path / "stack_timer.gb"
+    rom.write_bytes(_stack_timer_rom())
+    for sound_emulated in (True, False):
+        pyboy = pyboy_backend(rom, sound_emulated=sound_emulated)
+        assert_same_frames(pyboy, rust_backend(rom, sound_emulated=sound_emulated), 4)
+        # The probes ran to their end (the stack back in work RAM) within the frames compared.
+        assert pyboy._emulator.cpu_registers()["sp"] == 0xDFF0
+        pyboy._emulator.close()
 
 
 @pytest.mark.parametrize("rom", [

@@ -4,8 +4,9 @@ read 0 and ignore writes) against ours with `sound_emulated=False` (the same rul
 `Apu::registers_emulated`), every test ROM compared in the screen and the whole state at every frame
 end, as `l3_pyboy_test.py`'s sweep does with sound emulated on both.
 
-With sound emulated, 21 test ROMs differ from PyBoy, 18 of them because PyBoy's APU is another
-model than ours (`l3_pyboy_test.NOT_EQUAL_TO_PYBOY`); with it off on both, all but one are equal.
+With sound emulated, 19 test ROMs differ from PyBoy, 18 of them because PyBoy's APU is another
+model than ours (`l3_pyboy_test.NOT_EQUAL_TO_PYBOY`); with it off on both, every one is equal
+(since the night of 2026-12-04, when the stack's accesses moved to PyBoy's moments and pop_timing joined).
 """
 
 from __future__ import annotations
@@ -21,20 +22,8 @@ from envs.emurust.l3_backends import (
     rust_backend,
 )
 
-# The test ROMs whose whole state still differs from PyBoy's within SUITE_FRAMES frames with sound
-# off on both, and why (measured 2026-12-04; strict expected failures, as in l3_pyboy_test.py).
-NOT_EQUAL_TO_PYBOY_SOUND_OFF = {
-    "mooneye/acceptance/pop_timing.gb":
-        "PyBoy passes it; our PyBoy-compatible timing fails it (the hardware timing passes)",
-}
 
-
-@pytest.mark.parametrize("rom", [
-    pytest.param(rom, marks=pytest.mark.xfail(reason=NOT_EQUAL_TO_PYBOY_SOUND_OFF[rom], strict=True,
-                                              raises=AssertionError))
-    if rom in NOT_EQUAL_TO_PYBOY_SOUND_OFF else rom
-    for rom in SUITE_ROMS
-])
+@pytest.mark.parametrize("rom", SUITE_ROMS)
 def test_test_rom_suites_sound_off_whole_state_every_frame(rom):
     pyboy = pyboy_backend(TEST_ROMS / rom, sound_emulated=False)
     try:
@@ -58,6 +47,3 @@ def test_sound_off_reads_zero_on_both():
     finally:
         pyboy._emulator.close()
 
-
-def test_not_equal_list_names_suite_roms():
-    assert set(NOT_EQUAL_TO_PYBOY_SOUND_OFF) <= set(SUITE_ROMS)

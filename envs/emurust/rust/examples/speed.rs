@@ -92,4 +92,10 @@ fn bench_play(mut gb: GameBoy, frames: u32, power_on: PowerOn) {
         gb.bus.ppu.render(),
         power_on
     );
+    let frames_run = (calls * frames_per_call) as f64;
+    println!(
+        "per frame: {:.0} general steps, {:.0} wait-loop T-cycles passed over",
+        gb.bus.general_steps as f64 / frames_run,
+        gb.bus.wait_cycles_skipped as f64 / frames_run
+    );
 }

@@ -137,29 +137,46 @@ struct FetchWindow {
 /// When PyBoy 2.8.1 samples the LCD and the timer for an instruction's data read, in T-cycles
 /// after the instruction starts (read from PyBoy's opcode implementations: it adds an opcode's
 /// cycles in one or two lumps around the access and ticks the LCD at an extra "memory access
-/// offset" for a few opcodes). Our reads happen at the end of the M-cycle that does them.
-fn pyboy_read_offsets(opcode: u8) -> (u8, u8) {
+/// offset" for a few opcodes). Our reads happen at the end of the M-cycle that does them, `elapsed`
+/// T-cycles after the instruction starts; that tells the two reads of POP and RET apart.
+fn pyboy_read_offsets(opcode: u8, elapsed: u64) -> (u64, u64) {
     match opcode {
         0xF0 => (4, 4),        // LDH A,(n)
         0xFA => (8, 8),        // LD A,(nn)
         0xF2 => (0, 0),        // LD A,(C)
         0x1A | 0x7E => (4, 0), // LD A,(DE) / LD A,(HL): the LCD one M-cycle later
         0xCB => (4, 4),        // CB-prefixed (HL) operand
-        _ => (0, 0),           // LD r,(HL), ALU (HL), INC/DEC (HL), LD A,(BC)/(HL+)/(HL-)
+        // POP: PyBoy reads the low byte at 0 and the high byte at 4 (ours at 8 and 12).
+        0xC1 | 0xD1 | 0xE1 | 0xF1 => {
+            let offset = elapsed.saturating_sub(8);
+            (offset, offset)
+        }
+        // RET and RETI read at 4 and 8 (ours at 8 and 12); a taken RET cc at 8 and 12 (ours at
+        // 12 and 16).
+        0xC9 | 0xD9 | 0xC0 | 0xC8 | 0xD0 | 0xD8 => {
+            let offset = elapsed.saturating_sub(4);
+            (offset, offset)
+        }
+        _ => (0, 0), // LD r,(HL), ALU (HL), INC/DEC (HL), LD A,(BC)/(HL+)/(HL-)
     }
 }
 
-/// When PyBoy 2.8.1 makes an instruction's (first) data write, in T-cycles after the instruction
-/// starts (pyboy/core/opcodes.py adds the cycles before the access: `LD (nn),A` 8,
-/// `LDH (n),A`, `LD (HL),n` and `INC/DEC (HL)` 4, CB-prefixed `(HL)` 8, the other stores 0).
+/// When PyBoy 2.8.1 makes an instruction's data write, in T-cycles after the instruction starts
+/// (pyboy/core/opcodes.py adds the cycles before the access: `LD (nn),A` 8, `LDH (n),A`,
+/// `LD (HL),n` and `INC/DEC (HL)` 4, CB-prefixed `(HL)` 8; the stack writes of PUSH and RST at 8
+/// and 12, of a CALL at 16 and 20, each 4 before ours; the other stores, `LD (nn),SP`'s two
+/// included, 0). `elapsed` is ours, as for reads.
 /// A write to LCDC that switches the LCD off resets PyBoy's LCD clock at that moment
 /// (pyboy/core/mb.py:821-826 ticks the LCD at the CPU's cycle counter, then lcd.py:124-132 zeroes
 /// the clock), and its frames while the LCD stays off are counted from there (lcd.py:416-420).
-fn pyboy_write_offset(opcode: u8) -> u8 {
+fn pyboy_write_offset(opcode: u8, elapsed: u64) -> u64 {
     match opcode {
         0xEA => 8,
         0xE0 | 0x34 | 0x35 | 0x36 => 4,
         0xCB => 8,
+        // PUSH, RST, CALL and a taken CALL cc
+        0xC5 | 0xD5 | 0xE5 | 0xF5 | 0xC7 | 0xCF | 0xD7 | 0xDF | 0xE7 | 0xEF | 0xF7 | 0xFF
+        | 0xCD | 0xC4 | 0xCC | 0xD4 | 0xDC => elapsed.saturating_sub(4),
         _ => 0,
     }
 }
@@ -472,7 +489,7 @@ impl Bus {
                     // run past it, so does ours, so that a write later in the instruction (INC
                     // (HL) and the CB operations on (HL) write TIMA back) can land at PyBoy's
                     // moment of that write too (see the write side).
-                    let at = self.pyboy_read_at(pyboy_read_offsets(self.pyboy_opcode).1);
+                    let at = self.pyboy_read_at(self.pyboy_read_offsets().1);
                     if self.sync_timer_to_access(at) == at {
                         return self.timer.read(addr);
                     }
@@ -482,11 +499,11 @@ impl Bus {
                 }
                 self.sync_timer();
                 if self.pyboy && addr == 0xFF04 {
-                    let lag = self.pyboy_lag(pyboy_read_offsets(self.pyboy_opcode).1);
+                    let lag = self.pyboy_lag(self.pyboy_read_offsets().1);
                     return (self.timer.counter.wrapping_sub(lag as u16) >> 8) as u8;
                 }
                 if self.pyboy && addr == 0xFF05 {
-                    let lag = self.pyboy_lag(pyboy_read_offsets(self.pyboy_opcode).1);
+                    let lag = self.pyboy_lag(self.pyboy_read_offsets().1);
                     return self.timer.tima_ago(lag);
                 }
                 self.timer.read(addr)
@@ -497,7 +514,7 @@ impl Bus {
                 self.apu.read(addr, self.cycles)
             }
             0xFF40..=0xFF4B if self.pyboy => {
-                let lag = self.pyboy_lag(pyboy_read_offsets(self.pyboy_opcode).0);
+                let lag = self.pyboy_lag(self.pyboy_read_offsets().0);
                 self.pyboy_lcd_access_at = self.cycles - lag;
                 match addr {
                     0xFF46 => self.dma.register,
@@ -572,10 +589,16 @@ impl Bus {
         self.pyboy_fetch_end.saturating_sub(4)
     }
 
-    /// PyBoy mode: PyBoy's moment of the current instruction's (first) data write, at which its
-    /// units see the write: the instruction's start plus the cycles it adds before the access.
+    /// PyBoy mode: PyBoy's moment of the current instruction's data write (made now), at which
+    /// its units see the write: the instruction's start plus the cycles it adds before the access.
     fn pyboy_write_at(&self) -> u64 {
-        self.pyboy_instr_start() + pyboy_write_offset(self.pyboy_opcode) as u64
+        let start = self.pyboy_instr_start();
+        start + pyboy_write_offset(self.pyboy_opcode, self.cycles - start)
+    }
+
+    /// PyBoy mode: `pyboy_read_offsets` for the read made now.
+    fn pyboy_read_offsets(&self) -> (u64, u64) {
+        pyboy_read_offsets(self.pyboy_opcode, self.cycles - self.pyboy_instr_start())
     }
 
     /// PyBoy mode: for the three opcodes whose data access PyBoy times with its "memory access
@@ -594,7 +617,7 @@ impl Bus {
     }
 
     /// PyBoy mode: PyBoy's moment of this instruction's read, `offset` T-cycles after its start.
-    fn pyboy_read_at(&self, offset: u8) -> u64 {
+    fn pyboy_read_at(&self, offset: u64) -> u64 {
         self.cycles - self.pyboy_lag(offset)
     }
 
@@ -626,8 +649,8 @@ impl Bus {
     }
 
     /// PyBoy mode: how many T-cycles before now PyBoy makes this instruction's read.
-    fn pyboy_lag(&self, offset: u8) -> u64 {
-        (self.cycles - self.pyboy_instr_start()).saturating_sub(offset as u64)
+    fn pyboy_lag(&self, offset: u64) -> u64 {
+        (self.cycles - self.pyboy_instr_start()).saturating_sub(offset)
     }
 
     /// What a CPU write to `addr` does now.
