@@ -132,14 +132,22 @@ def assert_same_frames(pyboy, ours, frames: int) -> list:
     lengths, previous_end = [], None
     for frame in range(frames):
         expected, actual = pyboy.step(0), ours.step(0)
-        np.testing.assert_array_equal(expected.observation, actual.observation, err_msg=f"screen, frame {frame}")
+        assert_frame_field_equal(expected.observation, actual.observation, "screen", frame)
         for field, value in expected.state.items():
-            np.testing.assert_array_equal(value, actual.state[field], err_msg=f"{field}, frame {frame}")
+            assert_frame_field_equal(value, actual.state[field], field, frame)
         end = int(expected.state["cycles"])
         if previous_end is not None:
             lengths.append(end - previous_end)
         previous_end = end
     return lengths
+
+
+def assert_frame_field_equal(expected: np.ndarray, actual: np.ndarray, field: str, frame: int) -> None:
+    """`np.testing.assert_array_equal` (whose message names the field, the frame and the first
+    differing elements), called only when `np.array_equal` finds a difference: its own checks cost
+    about a third of a sweep's time (cProfile, 2026-12-04), and the two agree on equal arrays."""
+    if not np.array_equal(expected, actual):
+        np.testing.assert_array_equal(expected, actual, err_msg=f"{field}, frame {frame}")
 
 
 class Scripted2048Inputs:

@@ -30,6 +30,7 @@ from envs.emurust.l3_backends import (
     SUITE_ROMS,
     TEST_ROMS,
     Scripted2048Inputs,
+    assert_frame_field_equal,
     assert_same_frames,
     pyboy_backend,
     pyboy_registers,
@@ -158,9 +159,9 @@ def test_2048_mmuszkow_whole_state_every_frame():
     screens = set()
     for frame, buttons in enumerate(_mmuszkow_buttons(3300)):
         expected, actual = pyboy.step(buttons), ours.step(buttons)
-        np.testing.assert_array_equal(expected.observation, actual.observation, err_msg=f"screen, frame {frame}")
+        assert_frame_field_equal(expected.observation, actual.observation, "screen", frame)
         for field, value in expected.state.items():
-            np.testing.assert_array_equal(value, actual.state[field], err_msg=f"{field}, frame {frame}")
+            assert_frame_field_equal(value, actual.state[field], field, frame)
         screens.add(expected.observation.tobytes())
     # The moves played: the title screen shows 5 screens, this run's board and score 21 in all.
     assert len(screens) > 15, len(screens)
