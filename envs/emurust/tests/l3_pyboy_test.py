@@ -7,7 +7,8 @@ interrupts are sampled at instruction boundaries only (PyBoy checks them when it
 chunk, and its chunks end at the first boundary after every interrupt-raising event), the vector is
 chosen from the requests at that boundary, PyBoy's mode-3 lengths and first frame after LCD enable,
 LY=153 for the whole of line 153, LY/STAT/DIV reads at PyBoy's per-opcode read times, the stack's reads and writes (POP, RET,
-PUSH, CALL, RST) at PyBoy's moments, PyBoy's P1
+PUSH, CALL, RST) at PyBoy's moments, its frame sequencer's own count (started again at each APU
+power-on and DIV write) and its whole-state read of wave RAM while channel 3 plays, PyBoy's P1
 read-back, its frame clock while the LCD is off (counted from its LCDC write), its HALT right
 after EI (the return address is the HALT itself when an interrupt is already pending or the chunk
 ends with that HALT), the end of its first frame after LCD enable, timer accesses at its moments (a
@@ -236,21 +237,77 @@ def test_lcd_on_loops_cover_pyboys_ways_to_end_the_first_frame(tmp_path):
     }
 
 
-_SOUND = ("PyBoy's APU (pyboy/core/sound.py) is another model than ours: mid-test its registers read "
-          "otherwise (NR52's channel bits first), though both pass dmg_sound (with sound off on both, "
-          "equal: l3_sound_off_test.py)")
-# The test ROMs whose whole state differs from PyBoy's within SUITE_FRAMES frames, and why (measured
-# 2026-12-04 with the sweep below; each is an expected failure that fails the test when it stops
-# differing, so that this list stays true).
-NOT_EQUAL_TO_PYBOY = {
-    **{f"blargg/{suite}/{rom}": _SOUND for suite in ("dmg_sound", "cgb_sound") for rom in (
-        f"{suite}.gb", "rom_singles/02-len ctr.gb", "rom_singles/03-trigger.gb", "rom_singles/04-sweep.gb",
-        "rom_singles/05-sweep details.gb", "rom_singles/07-len sweep period sync.gb",
-        "rom_singles/08-len ctr during power.gb", "rom_singles/09-wave read while on.gb",
-        "rom_singles/11-regs after power.gb")},
-    "blargg/interrupt_time/interrupt_time.gb": ("a CGB test (double speed); on the DMG both fail it, differently (with "
-                                                "sound off on both, equal: l3_sound_off_test.py)"),
-}
+def _apu_sequencer_rom() -> bytes:
+    """A ROM-only cartridge that times, by polling NR52, how long after a trigger channel 2's
+    length runs out, after each way PyBoy starts its frame sequencer's count again, at 5 delays
+    (storing each count from 0xC100 on): A, the APU powered off and on; B, the same after a DIV
+    write while DIV's bit 4 is high, powered on with it low; C, as B, with NR14 written after
+    the DIV write and the power-on later; D, DIV written while a length counts."""
+    rom = bytearray(0x8000)
+    rom[0x100:0x104] = bytes([0x00, 0xC3, 0x50, 0x01])  # NOP; JP 0x0150
+    code = bytearray([0xF3, 0xAF, 0xE0, 0xFF])  # DI; IE = 0
+    stored = 0
+
+    def store_a():
+        nonlocal stored
+        code.extend([0xEA, (0xC100 + stored) & 0xFF, (0xC100 + stored) >> 8])  # LD (nn),A
+        stored += 1
+
+    def delay(rounds: int):
+        if rounds:
+            code.extend([0x16, rounds, 0x15, 0x20, 0xFD])  # LD D,n; DEC D; JR NZ (16 T-cycles a round)
+
+    def count_until_channel_2_is_off():
+        code.extend([0x01, 0x00, 0x00])  # LD BC,0
+        code.extend([0x03, 0xF0, 0x26, 0xE6, 0x02, 0x20, 0xF9])  # INC BC; LDH A,(NR52); AND 2; JR NZ
+        code.append(0x79)  # LD A,C
+        store_a()
+        code.append(0x78)  # LD A,B
+        store_a()
+
+    def power_on_and_time_length_1():
+        code.extend([0x3E, 0x80, 0xE0, 0x26])  # NR52 = 0x80: on
+        code.extend([0x3E, 0xF0, 0xE0, 0x17])  # NR22 = 0xF0: channel 2's DAC on
+        code.extend([0x3E, 0x3F, 0xE0, 0x16])  # NR21 = 63: length 1
+        code.extend([0x3E, 0xC0, 0xE0, 0x19])  # NR24 = 0xC0: trigger, length counting
+        count_until_channel_2_is_off()
+
+    off = [0xAF, 0xE0, 0x26]  # NR52 = 0
+    div_write_with_bit_4_high = [0xF0, 0x04, 0xCB, 0x67, 0x28, 0xFA, 0xE0, 0x04]  # until DIV bit 4; LDH (DIV),A
+    for rounds in (0, 60, 120, 180, 240):
+        code.extend(off)  # A
+        delay(rounds)
+        power_on_and_time_length_1()
+        code.extend(off + div_write_with_bit_4_high)  # B
+        delay(rounds)
+        power_on_and_time_length_1()
+        code.extend(off + div_write_with_bit_4_high + [0xAF, 0xE0, 0x14])  # C: NR14 = 0
+        delay(rounds)
+        delay(rounds)
+        power_on_and_time_length_1()
+        code.extend([0x3E, 0x3E, 0xE0, 0x16, 0x3E, 0xC0, 0xE0, 0x19])  # D: length 2, trigger
+        delay(rounds)
+        code.extend([0xE0, 0x04])  # LDH (DIV),A
+        count_until_channel_2_is_off()
+    code.extend([0x18, 0xFE])  # JR to itself
+    assert stored == 5 * 4 * 2, stored
+    rom[0x150:0x150 + len(code)] = code
+    rom[0x14D] = (-sum(rom[0x134:0x14D]) - 25) & 0xFF  # header checksum
+    return bytes(rom)
+
+
+def test_apu_sequencer_starts_as_pyboys(tmp_path):
+    """PyBoy steps its frame sequencer on its own 8,192-cycle count, started again at each APU
+    power-on and DIV write (`Apu::pyboy_sequencer`): every frame's whole state equal to PyBoy's.
+    Each of the 20 counts is a length running out, between 200 and 820 rounds of the poll after
+    its trigger: all were reached within the frames compared."""
+    rom = tmp_path / "apu_sequencer.gb"
+    rom.write_bytes(_apu_sequencer_rom())
+    pyboy = pyboy_backend(rom)
+    assert_same_frames(pyboy, rust_backend(rom), 40)
+    counts = pyboy._emulator.read_memory(0xC100, 0xC100 + 40)
+    pyboy._emulator.close()
+    assert all(200 <= counts[i] | counts[i + 1] << 8 <= 820 for i in range(0, 40, 2)), counts.hex()
 
 
 def _stack_timer_rom() -> bytes:
@@ -337,17 +394,13 @@ def test_stack_accesses_to_the_timer_at_pyboys_moments(tmp_path):
         pyboy._emulator.close()
 
 
-@pytest.mark.parametrize("rom", [
-    pytest.param(rom, marks=pytest.mark.xfail(reason=NOT_EQUAL_TO_PYBOY[rom], strict=True, raises=AssertionError))
-    if rom in NOT_EQUAL_TO_PYBOY else rom
-    for rom in SUITE_ROMS
-])
+@pytest.mark.parametrize("rom", SUITE_ROMS)
 def test_test_rom_suites_whole_state_every_frame(rom):
-    """Every test ROM (blargg's, mooneye's, dmg-acid2), no input: the screen and the whole state equal
-    to PyBoy's at every frame end of the first SUITE_FRAMES frames, but for NOT_EQUAL_TO_PYBOY."""
+    """Every test ROM (blargg's, mooneye's, dmg-acid2), no input, sound emulated on both: the screen
+    and the whole state equal to PyBoy's at every frame end of the first SUITE_FRAMES frames
+    (l3_sound_off_test.py runs them with the sound registers off on both)."""
     assert_same_frames(pyboy_backend(TEST_ROMS / rom), rust_backend(TEST_ROMS / rom), SUITE_FRAMES)
 
 
-def test_not_equal_list_names_suite_roms():
-    assert set(NOT_EQUAL_TO_PYBOY) <= set(SUITE_ROMS)
+def test_suite_has_every_test_rom():
     assert len(SUITE_ROMS) == 130, len(SUITE_ROMS)

@@ -4,9 +4,10 @@ read 0 and ignore writes) against ours with `sound_emulated=False` (the same rul
 `Apu::registers_emulated`), every test ROM compared in the screen and the whole state at every frame
 end, as `l3_pyboy_test.py`'s sweep does with sound emulated on both.
 
-With sound emulated, 19 test ROMs differ from PyBoy, 18 of them because PyBoy's APU is another
-model than ours (`l3_pyboy_test.NOT_EQUAL_TO_PYBOY`); with it off on both, every one is equal
-(since the night of 2026-12-04, when the stack's accesses moved to PyBoy's moments and pop_timing joined).
+Every test ROM is equal in both configurations since the night of 2026-12-04: with the sound
+registers off from the stack's moments on (pop_timing was the last), with them emulated from
+PyBoy's frame sequencer count on (the 18 sound ROMs and interrupt_time were the last; see the
+README's L3 section).
 """
 
 from __future__ import annotations

@@ -33,10 +33,31 @@ pub struct Apu {
     frame_step: u8,
     sweep: Sweep,
     playback: WavePlayback,
+    /// PyBoy mode: PyBoy's own frame sequencer (see `PyBoySequencer`); all zero in the hardware
+    /// timing.
+    pub pyboy_sequencer: PyBoySequencer,
     /// Off is PyBoy's `sound_emulated=False` (pyboy/core/sound.py `Sound.get`/`set`): every
     /// sound register and wave RAM reads 0 and writes are lost. A setting, as rendering is: not
     /// part of a saved state, and a state loads the same either way.
     pub registers_emulated: bool,
+}
+
+/// PyBoy 2.8.1's frame sequencer, which the PyBoy-compatible mode follows. PyBoy does not step it
+/// on DIV's falling edges but on its own 8,192-cycle count (pyboy/core/sound.py `tick`,
+/// `cycles_target_512Hz`), which starts again where the APU is powered on (`set`, NR52) and where
+/// DIV is written (`reset_apu_div`); only after a DIV write do the two agree. The bus steps the
+/// sequencer where the system counter plus `phase` crosses a multiple of 8,192.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct PyBoySequencer {
+    /// Added to the system counter (mod 2^16) to find the sequencer's steps.
+    pub phase: u16,
+    /// PyBoy's `div_apu_counter` after a power-on while DIV's bit 4 was high following a DIV
+    /// write (pyboy/core/mb.py:797-819): 2, its first step is skipped; 1, the next one steps from
+    /// the start (PyBoy holds `div_apu` at 1 across both, which the steps' parity shows meanwhile).
+    pub skip: u8,
+    /// PyBoy's `apu_poweron_after_div_write`: set by a DIV write while bit 4 is high, cleared by
+    /// a write to NR14.
+    pub after_div_write: bool,
 }
 
 /// Where channel 3 is in its 32 samples, kept by bus time: its timer moves it on every
@@ -130,6 +151,7 @@ impl Apu {
             frame_step: 0,
             sweep: Sweep::default(),
             playback: WavePlayback::default(),
+            pyboy_sequencer: PyBoySequencer::default(),
             registers_emulated: true,
         }
     }
@@ -137,10 +159,36 @@ impl Apu {
     /// As PyBoy 2.8.1's own boot ROM leaves the APU (read from PyBoy at 0x0100): NR10 holds
     /// 0x13 (it reads 0x93), channel 1 is off again, and wave RAM holds the 0xFF bytes PyBoy
     /// starts it with (core/sound.py `WaveChannel`).
+    /// Its boot ROM powers the APU on at T-cycle 297,944 (the same for every cartridge), where
+    /// PyBoy's sequencer count starts: by 0x0100 (T-cycle 4,507,360, system counter 0xC6E0) it
+    /// has stepped 513 times, and steps again where the counter is 3,032 past a multiple of 8,192.
     pub fn pyboy_power_on(&mut self) {
         self.registers[0x00] = 0x13;
         self.enabled[0] = false;
         self.wave = [0xFF; 16];
+        self.frame_step = (513 % 8) as u8;
+        self.pyboy_sequencer = PyBoySequencer {
+            phase: 8192 - 3032,
+            ..PyBoySequencer::default()
+        };
+    }
+
+    pub fn powered(&self) -> bool {
+        self.powered
+    }
+
+    /// PyBoy mode: the APU was just powered on at system counter `counter` (PyBoy's moment of the
+    /// NR52 write): PyBoy's sequencer steps 8,192 T-cycles later, or, after a DIV write while
+    /// DIV's bit 4 is high now, on DIV's next falling edge but one.
+    pub fn pyboy_powered_on(&mut self, counter: u16) {
+        let sequencer = &mut self.pyboy_sequencer;
+        if sequencer.after_div_write && counter & 0x1000 != 0 {
+            sequencer.phase = 0;
+            sequencer.skip = 2;
+            self.frame_step = 1;
+        } else {
+            sequencer.phase = (8192 - counter % 8192) % 8192;
+        }
     }
 
     /// T-cycles between two of channel 3's sample reads at its current frequency.
@@ -262,6 +310,11 @@ impl Apu {
     }
 
     /// `now`: bus time (wave RAM's reach while channel 3 plays depends on it).
+    /// Whether channel 3 plays (wave RAM is then closed to the CPU but at its sample reads).
+    pub fn wave_playing(&self) -> bool {
+        self.registers_emulated && self.enabled[2]
+    }
+
     pub fn read(&self, addr: u16, now: u64) -> u8 {
         if !self.registers_emulated {
             return 0;
@@ -297,6 +350,7 @@ impl Apu {
                     self.registers[..0x16].fill(0);
                     self.enabled = [false; 4];
                     self.sweep = Sweep::default();
+                    self.pyboy_sequencer.skip = 0;
                 } else if !self.powered && power {
                     self.frame_step = 0;
                 }
@@ -378,9 +432,17 @@ impl Apu {
 
     /// `steps` falling edges of DIV bit 4 at once. Once no length counter runs and the sweep is
     /// off, further steps only move the phase.
-    pub fn frame_sequencer_steps(&mut self, steps: u64) {
+    pub fn frame_sequencer_steps(&mut self, mut steps: u64) {
         if !self.powered {
             return; // the sequencer restarts at step 0 when powered on
+        }
+        while steps > 0 && self.pyboy_sequencer.skip > 0 {
+            steps -= 1;
+            self.pyboy_sequencer.skip -= 1;
+            if self.pyboy_sequencer.skip == 0 {
+                self.frame_step = 0;
+                self.frame_sequencer_step();
+            }
         }
         for done in 0..steps {
             if self.idle() {
@@ -436,6 +498,9 @@ impl Apu {
         w.u8(self.playback.position);
         w.u64(self.playback.last_read);
         w.u64(self.playback.next_read);
+        w.u16(self.pyboy_sequencer.phase);
+        w.u8(self.pyboy_sequencer.skip);
+        w.bool(self.pyboy_sequencer.after_div_write);
     }
 
     pub fn load(&mut self, r: &mut StateReader) -> Result<(), StateError> {
@@ -470,6 +535,14 @@ impl Apu {
         if self.playback.position > 31 {
             return Err(StateError("APU wave position out of range".into()));
         }
+        self.pyboy_sequencer = PyBoySequencer {
+            phase: r.u16()?,
+            skip: r.u8()?,
+            after_div_write: r.bool()?,
+        };
+        if self.pyboy_sequencer.phase >= 8192 || self.pyboy_sequencer.skip > 2 {
+            return Err(StateError("APU sequencer phase out of range".into()));
+        }
         Ok(())
     }
 }
@@ -486,6 +559,79 @@ mod tests {
         apu.pyboy_power_on();
         assert_eq!((apu.read(0xFF10, 0), apu.read(0xFF26, 0)), (0x93, 0xF0));
         assert!((0xFF30..0xFF40).all(|addr| apu.read(addr, 0) == 0xFF));
+    }
+
+    /// PyBoy's sequencer count starts again at a power-on (pyboy/core/sound.py `set`, NR52): the
+    /// phase puts the next step 8,192 T-cycles after the counter given.
+    #[test]
+    fn pyboy_power_on_starts_the_sequencer_count_there() {
+        for counter in [0u16, 1, 1760, 4096, 8191, 0xC6E0, 0xFFFF] {
+            let mut apu = Apu::new();
+            apu.pyboy_powered_on(counter);
+            let sequencer = apu.pyboy_sequencer;
+            assert_eq!((sequencer.skip, sequencer.after_div_write), (0, false));
+            assert!(sequencer.phase < 8192);
+            assert_eq!(
+                counter.wrapping_add(sequencer.phase) % 8192,
+                0,
+                "counter {counter}"
+            );
+        }
+    }
+
+    /// A power-on after a DIV write while DIV's bit 4 is high, and with it high again
+    /// (pyboy/core/mb.py:797-819, sound.py `_tick_frame_sequencer` with `div_apu_counter` 2):
+    /// PyBoy keeps to DIV's edges, holds `div_apu` at 1 (a length enabled then takes the extra
+    /// clock of an odd step), does nothing at the first step and clocks lengths at the second.
+    /// The hardware's sequence (a power-on at step 0, lengths at the first step) would leave
+    /// two after the enable and none after two steps.
+    #[test]
+    fn pyboy_power_on_after_a_div_write_skips_a_step() {
+        let mut apu = Apu::new();
+        apu.write(0xFF26, 0x00, 0);
+        apu.write(0xFF26, 0x80, 0);
+        apu.pyboy_sequencer.after_div_write = true;
+        apu.pyboy_powered_on(0x1000);
+        assert_eq!(
+            apu.pyboy_sequencer,
+            PyBoySequencer {
+                phase: 0,
+                skip: 2,
+                after_div_write: true
+            }
+        );
+        apu.write(0xFF17, 0xF0, 0); // DAC on
+        apu.write(0xFF16, 0x3E, 0); // length 2
+        apu.write(0xFF19, 0x80, 0); // trigger, length not counting
+        apu.write(0xFF19, 0x40, 0); // length enabled at an odd step: 1 left
+        assert_eq!(apu.length[1], 1);
+        apu.frame_sequencer_steps(1); // skipped
+        assert_eq!((apu.length[1], apu.read(0xFF26, 0) & 0x02), (1, 0x02));
+        apu.frame_sequencer_steps(1); // the first step: lengths clocked
+        assert_eq!((apu.length[1], apu.read(0xFF26, 0) & 0x02), (0, 0));
+        assert_eq!(apu.pyboy_sequencer.skip, 0);
+        // Powering off forgets a pending skip.
+        apu.pyboy_powered_on(0x1000);
+        apu.write(0xFF26, 0x00, 0);
+        assert_eq!(apu.pyboy_sequencer.skip, 0);
+    }
+
+    #[test]
+    fn pyboy_sequencer_is_saved() {
+        let mut apu = Apu::new();
+        apu.pyboy_sequencer = PyBoySequencer {
+            phase: 5160,
+            skip: 1,
+            after_div_write: true,
+        };
+        let mut w = crate::state::StateWriter::new();
+        apu.save(&mut w);
+        let state = w.finish();
+        let mut loaded = Apu::new();
+        loaded
+            .load(&mut crate::state::StateReader::new(&state).unwrap())
+            .unwrap();
+        assert_eq!(loaded.pyboy_sequencer, apu.pyboy_sequencer);
     }
 
     #[test]

@@ -324,7 +324,11 @@ impl Bus {
             return;
         }
         self.timer_synced = at;
-        let counter = self.timer.counter as u64;
+        // The sequencer's steps: DIV's falling edges, or PyBoy's own count (`PyBoySequencer`).
+        let counter = self
+            .timer
+            .counter
+            .wrapping_add(self.apu.pyboy_sequencer.phase) as u64;
         let sequencer_steps =
             (counter + elapsed) / FRAME_SEQUENCER_PERIOD - counter / FRAME_SEQUENCER_PERIOD;
         self.apu.frame_sequencer_steps(sequencer_steps);
@@ -510,7 +514,13 @@ impl Bus {
             }
             0xFF0F => self.interrupt_flags | 0xE0,
             0xFF10..=0xFF3F => {
-                self.sync_timer();
+                if self.pyboy {
+                    // PyBoy reads at its own moment, its APU brought up to it.
+                    let at = self.pyboy_read_at(self.pyboy_read_offsets().1);
+                    self.sync_timer_to_access(at);
+                } else {
+                    self.sync_timer();
+                }
                 self.apu.read(addr, self.cycles)
             }
             0xFF40..=0xFF4B if self.pyboy => {
@@ -741,6 +751,13 @@ impl Bus {
                 self.timer_before_event_at = u64::MAX;
                 if addr == 0xFF04 && self.timer.counter as u64 & (FRAME_SEQUENCER_PERIOD / 2) != 0 {
                     self.apu.frame_sequencer_steps(1); // resetting DIV makes bit 12 fall
+                    if self.pyboy {
+                        self.apu.pyboy_sequencer.after_div_write = true;
+                    }
+                }
+                if addr == 0xFF04 {
+                    // PyBoy's sequencer count starts again here too, in step with DIV from now on.
+                    self.apu.pyboy_sequencer.phase = 0;
                 }
                 if addr == 0xFF04 {
                     self.serial.sync(self.cycles, &mut self.interrupt_flags);
@@ -753,6 +770,23 @@ impl Bus {
             0xFF0F => {
                 self.interrupt_flags = value | 0xE0;
                 self.timer_before_event_at = u64::MAX;
+            }
+            0xFF10..=0xFF3F if self.pyboy => {
+                // PyBoy brings its APU up to its own moment of the write and writes there.
+                let at = self.pyboy_write_at();
+                let synced_to = self.sync_timer_to_access(at);
+                let powering_on = addr == 0xFF26 && value & 0x80 != 0 && !self.apu.powered();
+                self.apu.write(addr, value, self.cycles);
+                if powering_on && self.apu.registers_emulated {
+                    let counter_at = self
+                        .timer
+                        .counter
+                        .wrapping_sub(synced_to.saturating_sub(at) as u16);
+                    self.apu.pyboy_powered_on(counter_at);
+                }
+                if addr == 0xFF14 {
+                    self.apu.pyboy_sequencer.after_div_write = false;
+                }
             }
             0xFF10..=0xFF3F => {
                 self.sync_timer();
@@ -801,6 +835,11 @@ impl Bus {
             0xFF01 | 0xFF02 => self.serial.read(addr, self.cycles),
             0xFF04..=0xFF07 => self.timer.read(addr),
             0xFF0F => self.interrupt_flags | 0xE0,
+            // PyBoy mode: what PyBoy's memory API reads there while channel 3 plays. It brings
+            // its APU up to date at each sound register it reads, and a second update at the
+            // same moment closes wave RAM (pyboy/core/sound.py `tick` clears `wave_access`), so
+            // wave RAM read after the sound registers, as a whole-state read does, gives 0xFF.
+            0xFF30..=0xFF3F if self.pyboy && self.apu.wave_playing() => 0xFF,
             0xFF10..=0xFF3F => self.apu.read(addr, self.cycles),
             0xFF46 => self.dma.register,
             0xFF40..=0xFF4B => self.ppu.read_register(addr),

@@ -234,7 +234,8 @@ impl PyGameBoy {
         Ok(self.inner.read_memory(check_address(addr)?))
     }
 
-    /// Bytes [start, stop) as the CPU would see them (VRAM/OAM as stored, without PPU blocking).
+    /// Bytes [start, stop) as the CPU would see them (VRAM/OAM as stored, without PPU blocking;
+    /// in the PyBoy mode wave RAM reads 0xFF while channel 3 plays, as PyBoy's memory API gives it).
     fn read_range<'py>(
         &self,
         py: Python<'py>,

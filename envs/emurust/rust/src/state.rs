@@ -6,7 +6,7 @@
 use std::fmt;
 
 const MAGIC: &[u8; 8] = b"EMURUST\x00";
-const VERSION: u32 = 4;
+const VERSION: u32 = 5;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct StateError(pub String);
