@@ -168,21 +168,39 @@ def test_2048_mmuszkow_whole_state_every_frame():
     assert len(screens) > 15, len(screens)
 
 
+def _cartridge(code: bytes, patches: dict[int, bytes] | None = None) -> bytes:
+    """A 32 KiB ROM-only cartridge that jumps to `code` at 0x0150, with `patches` (address ->
+    bytes) laid in and its header checksum set."""
+    rom = bytearray(0x8000)
+    rom[0x100:0x104] = bytes([0x00, 0xC3, 0x50, 0x01])  # NOP; JP 0x0150
+    for address, data in (patches or {}).items():
+        rom[address:address + len(data)] = data
+    assert 0x150 + len(code) <= 0x4000, len(code)
+    rom[0x150:0x150 + len(code)] = code
+    rom[0x14D] = (-sum(rom[0x134:0x14D]) - 25) & 0xFF  # header checksum
+    return bytes(rom)
+
+
+# Where the probe ROMs below store what they read, a byte at a time.
+PROBE_RESULTS = 0xC100
+
+
+def _store_a(code: bytearray, stored: int) -> int:
+    """Appends LD (PROBE_RESULTS + stored),A to `code`; returns the new count of bytes stored."""
+    code.extend([0xEA, *(PROBE_RESULTS + stored).to_bytes(2, "little")])
+    return stored + 1
+
+
 def _lcd_on_rom(after_lcd_on: bytes) -> bytes:
     """A ROM-only cartridge that waits for VBlank, switches the LCD off and on again
     (LDH (0x40),A; PyBoy's first frame starts where that instruction ends) and then runs
     `after_lcd_on`."""
-    rom = bytearray(0x8000)
-    rom[0x100:0x104] = bytes([0x00, 0xC3, 0x50, 0x01])  # NOP; JP 0x0150
-    code = bytes([
+    return _cartridge(bytes([
         0xF3,                          # DI
         0xF0, 0x44, 0xFE, 0x90, 0x20, 0xFA,  # until LY = 144: LDH A,(LY); CP 144; JR NZ
         0xAF, 0xE0, 0x40,              # XOR A; LDH (LCDC),A: LCD off
         0x3E, 0x91, 0xE0, 0x40,        # LD A,0x91; LDH (LCDC),A: LCD on
-    ]) + after_lcd_on
-    rom[0x150:0x150 + len(code)] = code
-    rom[0x14D] = (-sum(rom[0x134:0x14D]) - 25) & 0xFF  # header checksum
-    return bytes(rom)
+    ]) + after_lcd_on)
 
 
 JR_TO_ITSELF = bytes([0x18, 0xFE])  # 12 T-cycles
@@ -243,15 +261,12 @@ def _apu_sequencer_rom() -> bytes:
     (storing each count from 0xC100 on): A, the APU powered off and on; B, the same after a DIV
     write while DIV's bit 4 is high, powered on with it low; C, as B, with NR14 written after
     the DIV write and the power-on later; D, DIV written while a length counts."""
-    rom = bytearray(0x8000)
-    rom[0x100:0x104] = bytes([0x00, 0xC3, 0x50, 0x01])  # NOP; JP 0x0150
     code = bytearray([0xF3, 0xAF, 0xE0, 0xFF])  # DI; IE = 0
     stored = 0
 
     def store_a():
         nonlocal stored
-        code.extend([0xEA, (0xC100 + stored) & 0xFF, (0xC100 + stored) >> 8])  # LD (nn),A
-        stored += 1
+        stored = _store_a(code, stored)
 
     def delay(rounds: int):
         if rounds:
@@ -291,9 +306,7 @@ def _apu_sequencer_rom() -> bytes:
         count_until_channel_2_is_off()
     code.extend([0x18, 0xFE])  # JR to itself
     assert stored == 5 * 4 * 2, stored
-    rom[0x150:0x150 + len(code)] = code
-    rom[0x14D] = (-sum(rom[0x134:0x14D]) - 25) & 0xFF  # header checksum
-    return bytes(rom)
+    return _cartridge(code)
 
 
 def test_apu_sequencer_starts_as_pyboys(tmp_path):
@@ -305,7 +318,7 @@ def test_apu_sequencer_starts_as_pyboys(tmp_path):
     rom.write_bytes(_apu_sequencer_rom())
     pyboy = pyboy_backend(rom)
     assert_same_frames(pyboy, rust_backend(rom), 40)
-    counts = pyboy._emulator.read_memory(0xC100, 0xC100 + 40)
+    counts = pyboy._emulator.read_memory(PROBE_RESULTS, PROBE_RESULTS + 40)
     pyboy._emulator.close()
     assert all(200 <= counts[i] | counts[i + 1] << 8 <= 820 for i in range(0, 40, 2)), counts.hex()
 
@@ -319,11 +332,6 @@ def _stack_timer_rom() -> bytes:
     TIMA and DIV read back. PyBoy times each of these reads and writes in its own way
     (pyboy/core/opcodes.py adds the cycles around them: POP reads at 0 and 4, RET at 4 and 8,
     PUSH writes at 8 and 12, ...), which moves what TIMA counts."""
-    rom = bytearray(0x8000)
-    rom[0x100:0x104] = bytes([0x00, 0xC3, 0x50, 0x01])  # NOP; JP 0x0150
-    rom[0x38] = 0xE9  # RST 0x38's vector: JP (HL), back to the probe
-    rom[0x4000:0x4100] = bytes([0x04]) * 0x100  # INC B sled, for return addresses 0x40xx
-    rom[0x4100] = 0xE9  # JP (HL)
     code = bytearray([
         0xF3, 0xAF, 0xE0, 0xFF,  # DI; IE = 0
         0x3E, 0x05, 0xE0, 0x07,  # TAC = 5: TIMA counts every 16 T-cycles
@@ -332,8 +340,7 @@ def _stack_timer_rom() -> bytes:
 
     def store_a():
         nonlocal stored
-        code.extend([0xEA, (0xC100 + stored) & 0xFF, (0xC100 + stored) >> 8])  # LD (nn),A
-        stored += 1
+        stored = _store_a(code, stored)
 
     def store_timer():
         code.extend([0xF0, 0x05])  # LDH A,(TIMA)
@@ -374,10 +381,10 @@ def _stack_timer_rom() -> bytes:
         store_timer()
     code.extend([0x31, 0xF0, 0xDF, 0x18, 0xFE])  # LD SP,0xDFF0; JR to itself
     assert stored == 8 * 15, stored
-    assert 0x150 + len(code) <= 0x4000, len(code)
-    rom[0x150:0x150 + len(code)] = code
-    rom[0x14D] = (-sum(rom[0x134:0x14D]) - 25) & 0xFF  # header checksum
-    return bytes(rom)
+    return _cartridge(code, {
+        0x38: b"\xE9",  # RST 0x38's vector: JP (HL), back to the probe
+        0x4000: b"\x04" * 0x100 + b"\xE9",  # INC B sled, for return addresses 0x40xx; then JP (HL)
+    })
 
 
 def test_stack_accesses_to_the_timer_at_pyboys_moments(tmp_path):
