@@ -749,17 +749,15 @@ impl Bus {
                     }
                 }
                 self.timer_before_event_at = u64::MAX;
-                if addr == 0xFF04 && self.timer.counter as u64 & (FRAME_SEQUENCER_PERIOD / 2) != 0 {
-                    self.apu.frame_sequencer_steps(1); // resetting DIV makes bit 12 fall
-                    if self.pyboy {
-                        self.apu.pyboy_sequencer.after_div_write = true;
-                    }
-                }
                 if addr == 0xFF04 {
+                    if self.timer.counter as u64 & (FRAME_SEQUENCER_PERIOD / 2) != 0 {
+                        self.apu.frame_sequencer_steps(1); // resetting DIV makes bit 12 fall
+                        if self.pyboy {
+                            self.apu.pyboy_sequencer.after_div_write = true;
+                        }
+                    }
                     // PyBoy's sequencer count starts again here too, in step with DIV from now on.
                     self.apu.pyboy_sequencer.phase = 0;
-                }
-                if addr == 0xFF04 {
                     self.serial.sync(self.cycles, &mut self.interrupt_flags);
                     self.serial.counter_reset(self.cycles, self.timer.counter);
                 }
