@@ -1,6 +1,10 @@
 """Gymnasium envs for HalfCheetah: envport/HalfCheetah-v0 (the reference: Gymnasium's own
 HalfCheetah-v5 on MuJoCo C) and envport/HalfCheetahJax-v0 (the JAX translation).
 
+Both refuse the same bad actions with the same errors: a shape other than (6,), or a value that is
+not finite (MuJoCo would only print a warning and step on). Finite values outside [-1, 1] are
+accepted by both and clipped to the actuators' control range, as HalfCheetah-v5 does.
+
 The JAX env draws its reset noise from the env's `np_random` exactly as HalfCheetah-v5 does, so
 `reset(seed=s)` starts both envs from the same state; it steps in float32 unless created with
 `dtype="float64"` (which needs `jax_enable_x64`). Both are wrapped in a 1000-step TimeLimit by
@@ -15,9 +19,26 @@ import gymnasium
 import jax
 import numpy as np
 from gymnasium import spaces
+from gymnasium.envs.mujoco.half_cheetah_v5 import HalfCheetahEnv
 
 from .jax import env as jax_cheetah
 from .reference.mujoco_ref import RESET_NOISE_SCALE
+
+
+def _checked_action(action: Any, shape: tuple) -> np.ndarray:
+    action = np.asarray(action, np.float64)
+    if action.shape != shape:
+        raise ValueError(f"action shape {action.shape}; expected {shape}")
+    if not np.all(np.isfinite(action)):
+        raise ValueError(f"action has non-finite values: {action}")
+    return action
+
+
+class HalfCheetahReferenceEnv(HalfCheetahEnv):
+    """Gymnasium's HalfCheetah-v5, unchanged but for refusing actions the JAX env refuses."""
+
+    def step(self, action: Any):
+        return super().step(_checked_action(action, self.action_space.shape))
 
 
 class HalfCheetahJaxEnv(gymnasium.Env):
@@ -42,11 +63,7 @@ class HalfCheetahJaxEnv(gymnasium.Env):
     def step(self, action: Any):
         if self._state is None:
             raise RuntimeError("call reset() before step()")
-        action = np.asarray(action, np.float64)
-        if action.shape != self.action_space.shape:
-            raise ValueError(f"action shape {action.shape}; expected {self.action_space.shape}")
-        if not np.all(np.isfinite(action)):
-            raise ValueError(f"action has non-finite values: {action}")
+        action = _checked_action(action, self.action_space.shape)
         obs, self._state, reward, _, info = self._step(self._state, action)
         info = {key: float(value) for key, value in info.items() if key != "truncated"}
         return np.asarray(obs, np.float64), float(reward), False, False, info
@@ -54,7 +71,7 @@ class HalfCheetahJaxEnv(gymnasium.Env):
 
 def register() -> None:
     entries = (
-        ("envport/HalfCheetah-v0", "gymnasium.envs.mujoco.half_cheetah_v5:HalfCheetahEnv"),
+        ("envport/HalfCheetah-v0", "envs.halfcheetah.gym_envs:HalfCheetahReferenceEnv"),
         ("envport/HalfCheetahJax-v0", "envs.halfcheetah.gym_envs:HalfCheetahJaxEnv"),
     )
     for env_id, entry in entries:

@@ -36,7 +36,10 @@ def _observation_space() -> spaces.Box:
 
 
 def _single_action(action) -> int:
-    return int(validate_discrete_actions(np.reshape(np.asarray(action), (1,)), 1)[0])
+    array = np.asarray(action)
+    if array.size != 1:
+        raise ValueError(f"one action per step (an integer in [0, {NUM_ACTIONS})), got shape {array.shape}")
+    return int(validate_discrete_actions(array.reshape(1), 1)[0])
 
 
 class _PongEnvBase(gymnasium.Env):

@@ -40,12 +40,36 @@ def test_same_seed_same_start_as_halfcheetah_v5_and_same_trajectory():
 
 
 @CHEETAH.covers("env")
-@pytest.mark.parametrize("action", [np.zeros(5), np.zeros((2, 6)), np.array([0, 0, np.nan, 0, 0, 0])])
-def test_bad_actions_are_refused(action):
-    env = gymnasium.make("envport/HalfCheetahJax-v0")
+@pytest.mark.parametrize("env_id", ["envport/HalfCheetah-v0", "envport/HalfCheetahJax-v0"])
+@pytest.mark.parametrize(
+    "action, message",
+    [
+        (np.zeros(5), r"action shape \(5,\); expected \(6,\)"),
+        (np.zeros((2, 6)), r"action shape \(2, 6\); expected \(6,\)"),
+        (np.array([0, 0, np.nan, 0, 0, 0]), "non-finite"),
+        (np.array([0, np.inf, 0, 0, 0, 0]), "non-finite"),
+        (None, r"action shape \(\); expected \(6,\)"),
+    ],
+)
+def test_bad_actions_are_refused_by_both_backends(env_id, action, message):
+    env = gymnasium.make(env_id)
     env.reset(seed=0)
-    with pytest.raises(ValueError, match="action"):
+    with pytest.raises(ValueError, match=message):
         env.step(action)
+    env.close()
+
+
+def test_reference_env_is_halfcheetah_v5_unchanged():
+    """The reference's refusals are its only change: the same seed and actions give HalfCheetah-v5's
+    own trajectory, bit for bit."""
+    ours, gymnasiums = gymnasium.make("envport/HalfCheetah-v0"), gymnasium.make("HalfCheetah-v5")
+    for env in (ours, gymnasiums):
+        env.reset(seed=3)
+    for action in np.random.default_rng(2).uniform(-1.5, 1.5, (50, 6)):
+        a, b = ours.step(action), gymnasiums.step(action)
+        assert np.array_equal(a[0], b[0]) and a[1:4] == b[1:4]
+    ours.close()
+    gymnasiums.close()
 
 
 def test_step_before_reset_is_refused():

@@ -67,6 +67,15 @@ _ENVS = {env_id: gymnasium.make(env_id) for env_id in IDS}
 
 
 @pytest.mark.parametrize("env_id", IDS)
+@pytest.mark.parametrize("action", [np.array([1, 2]), np.zeros((2, 1), dtype=np.int64), np.array([], dtype=np.int64)])
+def test_single_env_refuses_more_or_fewer_than_one_action(env_id, action):
+    env = _ENVS[env_id]
+    env.reset(seed=0)
+    with pytest.raises(ValueError, match=r"one action per step .* got shape"):
+        env.step(action)
+
+
+@pytest.mark.parametrize("env_id", IDS)
 def test_vector_env_checks_action_shape(env_id):
     vector = gymnasium.make_vec(env_id, num_envs=3, vectorization_mode="vector_entry_point")
     vector.reset(seed=0)
