@@ -15,7 +15,9 @@ raises ValueError, and so does an illegal one (a fainted Pokemon, a move with no
 during a forced switch) unless the env is made with illegal_action="lose", which ends the
 episode as a loss, as the functional JAX env does. info["legal_mask"] says what is legal.
 Episodes end with terminated=True (a win or a loss) or truncated=True after max_decisions.
-`gymnasium.make_vec` gives synchronous vector envs of either.
+`gymnasium.make_vec("envport/PokeJax-v0", num_envs=N)` gives the native vector env (vector_env.py: the
+N battles in one jitted, vmapped step, the same episodes as N single envs); `vectorization_mode="sync"`
+gives Gymnasium's synchronous vector env of either backend.
 """
 
 from __future__ import annotations
@@ -257,6 +259,11 @@ class PokeShowdownGymEnv(_PokeEnvBase):
 
 
 def register() -> None:
-    for env_id, entry in (("envport/PokeJax-v0", PokeJaxGymEnv), ("envport/PokeShowdown-v0", PokeShowdownGymEnv)):
+    entries = (
+        # make_vec's default for the JAX env is the native vector env (one vmapped call for all envs)
+        ("envport/PokeJax-v0", PokeJaxGymEnv, "envs.pokejax.vector_env:PokeJaxVectorEnv"),
+        ("envport/PokeShowdown-v0", PokeShowdownGymEnv, None),
+    )
+    for env_id, entry, vector_entry in entries:
         if env_id not in gymnasium.registry:
-            gymnasium.register(id=env_id, entry_point=entry)
+            gymnasium.register(id=env_id, entry_point=entry, vector_entry_point=vector_entry)

@@ -16,6 +16,7 @@ from envs.pokejax.jax.env import OBS_SIZE, encode_observation
 from envs.pokejax.jax.tables import BOOST_KEYS, STATUSES, VOLATILES, gen1_tables
 from envs.pokejax.tests.components import POKEJAX
 from envs.pokejax.tests.episodes import play_episode, same_episode
+from envs.pokejax.vector_env import PokeJaxVectorEnv
 
 IDS = ["envport/PokeJax-v0", "envport/PokeShowdown-v0"]
 
@@ -135,9 +136,88 @@ def test_bad_illegal_action_mode():
 @POKEJAX.covers("battle")
 def test_vector_env():
     envs = gymnasium.make_vec("envport/PokeJax-v0", num_envs=2)
+    assert isinstance(envs.unwrapped, PokeJaxVectorEnv), "make_vec's default is the native vector env"
     obs, info = envs.reset(seed=0)
     assert obs.shape == (2, OBS_SIZE)
     actions = np.array([int(np.flatnonzero(m)[0]) for m in info["legal_mask"]])
     obs, reward, terminated, truncated, info = envs.step(actions)
     assert obs.shape == (2, OBS_SIZE) and reward.shape == (2,)
     envs.close()
+
+
+def _vector_run(mode: str, steps: int, **kwargs) -> list:
+    """Everything a vector env returns over `steps` steps of random actions, now and then an
+    illegal one (drawn from a fixed generator, so both modes get the same actions)."""
+    envs = gymnasium.make_vec("envport/PokeJax-v0", num_envs=3, vectorization_mode=mode, **kwargs)
+    rng = np.random.default_rng(5)
+    obs, info = envs.reset(seed=11)
+    record = [(obs, info["legal_mask"])]
+    for _ in range(steps):
+        actions = np.array(
+            [int(rng.integers(9)) if rng.random() < 0.1 or not mask.any() else int(rng.choice(np.flatnonzero(mask)))
+             for mask in info["legal_mask"]]
+        )
+        obs, reward, terminated, truncated, info = envs.step(actions)
+        record.append((obs, reward, terminated, truncated, info["legal_mask"]))
+    envs.close()
+    return record
+
+
+@POKEJAX.covers("battle")
+def test_native_vector_env_plays_the_single_envs_episodes():
+    """The native vector env against Gymnasium's SyncVectorEnv of single envs seeded 11, 12, 13:
+    every observation, reward, end flag and legal mask equal at every step, through episodes that
+    end by a loss for an illegal action, by truncation (12 decisions) and by the battle's end, and
+    through NEXT_STEP's resets (which draw each env's next seed from its own generator)."""
+    kwargs = {"max_decisions": 12, "illegal_action": "lose"}
+    native, sync = _vector_run("vector_entry_point", 80, **kwargs), _vector_run("sync", 80, **kwargs)
+    for step, (ours, theirs) in enumerate(zip(native, sync, strict=True)):
+        for field, (a, b) in enumerate(zip(ours, theirs, strict=True)):
+            assert np.array_equal(a, b), f"step {step}, field {field}: {a} != {b}"
+    rewards = np.stack([entry[1] for entry in native[1:]])
+    ended = np.stack([entry[2] | entry[3] for entry in native[1:]])
+    truncated = np.stack([entry[3] for entry in native[1:]])
+    assert truncated.any() and (ended & (rewards == -1.0)).any() and ended.sum() >= 12, "episodes of each ending"
+
+
+@POKEJAX.covers("battle")
+@pytest.mark.parametrize(
+    "actions, message",
+    [
+        (np.array([0, 1]), r"shape \(3,\)"),
+        (np.array([0.0, 1.0, 2.0]), "integer array"),
+        (np.array([[0, 1, 2]]), r"shape \(3,\)"),
+        (None, "integer array"),
+        (np.array([0, 9, -1]), r"out of range in envs \[1, 2\]"),
+    ],
+)
+def test_native_vector_env_refuses_bad_actions(actions, message):
+    envs = gymnasium.make_vec("envport/PokeJax-v0", num_envs=3)
+    with pytest.raises(RuntimeError, match="reset"):
+        envs.step(np.zeros(3, dtype=np.int64))
+    envs.reset(seed=0)
+    with pytest.raises(ValueError, match=message):
+        envs.step(actions)
+    envs.close()
+
+
+@POKEJAX.covers("battle")
+def test_native_vector_env_refuses_an_illegal_action_before_stepping_anything():
+    envs = gymnasium.make_vec("envport/PokeJax-v0", num_envs=2)
+    single = gymnasium.make("envport/PokeJax-v0")
+    try:
+        illegal = _play_until_something_is_illegal(single, 1)
+        _, info = envs.reset(seed=[1, 2])
+        # env 0 replays the single env's legal switches up to the same point; env 1 switches too
+        while info["legal_mask"][0].all():
+            actions = np.array([int(np.flatnonzero(mask)[-1]) for mask in info["legal_mask"]])
+            _, _, _, _, info = envs.step(actions)
+        before = envs.unwrapped._states
+        legal_for_1 = int(np.flatnonzero(info["legal_mask"][1])[0])
+        with pytest.raises(ValueError, match=r"illegal actions in envs \[0\]"):
+            envs.step(np.array([illegal, legal_for_1]))
+        assert not info["legal_mask"][0][illegal]
+        assert envs.unwrapped._states is before, "nothing was stepped"
+    finally:
+        single.close()
+        envs.close()

@@ -1,0 +1,203 @@
+"""envport/PokeJax-v0's native vector env: `gymnasium.make_vec("envport/PokeJax-v0", num_envs=N)`.
+
+All N battles step in one jitted, vmapped call of the functional env (jax/env.py) instead of N calls
+through Gymnasium's SyncVectorEnv (`vectorization_mode="sync"`, still available). The episodes are the
+same: env i is the single env `envport/PokeJax-v0` reset with seed + i (or with a seed from its own
+generator when reset without one), step for step, through episode ends and Gymnasium's NEXT_STEP
+autoreset (the step after an episode ends resets that env, ignores its action and returns reward 0),
+with the same keys drawn in the same order (a test plays both side by side).
+
+Bad input is an error before any battle moves: actions must be an integer array of shape (N,) in
+[0, 9), and with illegal_action="raise" (the default) every action of an env that is not resetting must
+be legal (info["legal_mask"]). With illegal_action="lose" an illegal action ends that env's episode as
+a loss, its battle left where it was, as the single env does.
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import Any, Optional, Sequence, Union
+
+import gymnasium
+import jax
+import jax.numpy as jnp
+import numpy as np
+from gymnasium import spaces
+from gymnasium.vector import AutoresetMode, VectorEnv
+from gymnasium.vector.utils import batch_space
+
+from .gym_envs import ILLEGAL_ACTION_MODES
+from .jax import battle as jb
+from .jax import prng
+from .jax.env import CUSTOM_GAME, OBS_SIZE, EnvParams, PokeJaxEnv
+
+
+@functools.cache
+def _batched_functions(kind: str) -> tuple[Any, Any]:
+    """The jitted batched reset and step for a PRNG kind, shared by every vector env of the process
+    (a jit compiles once per function object; the battle step takes a minute or more on a CPU)."""
+    env = PokeJaxEnv(kind)
+
+    def reset_one(key: jax.Array, params: EnvParams):
+        # the single env's first _next_key() after PRNGKey(seed)
+        key, reset_key = jax.random.split(key)
+        obs, state = env.reset(reset_key, params)
+        return key, obs, state, env.legal_mask(state)
+
+    def step_one(key: jax.Array, state, action: jax.Array, moves: jax.Array, params: EnvParams):
+        next_key, step_key = jax.random.split(key)
+        _, next_state, _, _, info = env.step(step_key, state, action, params)
+        # lanes that do not step keep their key and battle (resetting lanes, illegal actions)
+        key = jnp.where(moves, next_key, key)
+        state = jax.tree_util.tree_map(lambda new, old: jnp.where(moves, new, old), next_state, state)
+        outcome = (info["won"], info["lost"], info["drawn"])
+        return key, state, info["final_observation"], info["final_legal_mask"], outcome
+
+    batched_reset = jax.jit(jax.vmap(reset_one, in_axes=(0, None)))
+    batched_step = jax.jit(jax.vmap(step_one, in_axes=(0, 0, 0, 0, None)))
+    return batched_reset, batched_step
+
+
+def _select(mask: np.ndarray, new, old):
+    """`new` where mask (a lane per leading index), else `old`, leaf by leaf."""
+    mask = jnp.asarray(mask)
+    return jax.tree_util.tree_map(
+        lambda a, b: jnp.where(mask.reshape(mask.shape + (1,) * (a.ndim - 1)), a, b), new, old
+    )
+
+
+class PokeJaxVectorEnv(VectorEnv):
+    """N battles of the JAX engine, stepped together; see the module docstring."""
+
+    metadata = {"render_modes": [], "autoreset_mode": AutoresetMode.NEXT_STEP}
+
+    def __init__(
+        self,
+        num_envs: int = 1,
+        kind: str = prng.SODIUM,
+        max_decisions: int = 500,
+        illegal_action: str = "raise",
+        battle_format: str = CUSTOM_GAME,
+    ):
+        if int(num_envs) < 1:
+            raise ValueError(f"num_envs must be at least 1, got {num_envs}")
+        if illegal_action not in ILLEGAL_ACTION_MODES:
+            raise ValueError(f"illegal_action must be one of {ILLEGAL_ACTION_MODES}, got {illegal_action!r}")
+        self.num_envs = int(num_envs)
+        self.kind = kind
+        self.illegal_action = illegal_action
+        self.params = EnvParams(max_decisions=max_decisions, battle_format=battle_format)
+        self._batched_reset, self._batched_step = _batched_functions(kind)
+        self.single_observation_space = spaces.Box(low=0.0, high=1.0, shape=(OBS_SIZE,), dtype=np.float32)
+        self.single_action_space = spaces.Discrete(jb.NUM_ACTIONS)
+        self.observation_space = batch_space(self.single_observation_space, self.num_envs)
+        self.action_space = batch_space(self.single_action_space, self.num_envs)
+        # each env's own generator, as each single env's np_random (seeded by reset(seed=...))
+        self._generators: list[Optional[np.random.Generator]] = [None] * self.num_envs
+        self._keys = None
+        self._states = None
+        self._obs = np.zeros((self.num_envs, OBS_SIZE), np.float32)
+        self._masks = np.zeros((self.num_envs, jb.NUM_ACTIONS), bool)
+        self._decisions = np.zeros(self.num_envs, np.int64)
+        self._needs_reset = np.ones(self.num_envs, bool)
+        self._started = False
+
+    # -- reset -----------------------------------------------------------------------------------
+
+    def _seeds(self, seed: Union[None, int, Sequence[Optional[int]]]) -> list[Optional[int]]:
+        if seed is None:
+            return [None] * self.num_envs
+        if isinstance(seed, (int, np.integer)):
+            return [int(seed) + i for i in range(self.num_envs)]
+        seeds = list(seed)
+        if len(seeds) != self.num_envs:
+            raise ValueError(f"expected {self.num_envs} seeds (one per env), got {len(seeds)}")
+        return seeds
+
+    def _episode_seed(self, index: int, seed: Optional[int]) -> int:
+        """The seed of env `index`'s next episode, drawn as the single env draws it."""
+        if seed is not None:
+            self._generators[index], _ = gymnasium.utils.seeding.np_random(seed)
+            return int(seed)
+        if self._generators[index] is None:
+            self._generators[index], _ = gymnasium.utils.seeding.np_random(None)
+        return int(self._generators[index].integers(2**31))
+
+    def _reset_lanes(self, lanes: np.ndarray, seeds: Sequence[Optional[int]]) -> None:
+        """Starts a new episode in each lane where `lanes` is set, from PRNGKey(its seed)."""
+        keys = np.zeros((self.num_envs, 2), np.uint32) if self._keys is None else np.array(self._keys)
+        for index in np.flatnonzero(lanes):
+            keys[index] = np.asarray(jax.random.PRNGKey(self._episode_seed(index, seeds[index])))
+        new_keys, obs, states, masks = self._batched_reset(jnp.asarray(keys), self.params)
+        if self._states is None:  # the first reset starts every lane
+            self._keys, self._states = new_keys, states
+        else:
+            self._keys = _select(lanes, new_keys, self._keys)
+            self._states = _select(lanes, states, self._states)
+        self._obs = np.where(lanes[:, None], np.asarray(obs), self._obs)
+        self._masks = np.where(lanes[:, None], np.asarray(masks), self._masks)
+        self._decisions[lanes] = 0
+        self._needs_reset[lanes] = False
+
+    def reset(self, *, seed: Union[None, int, Sequence[Optional[int]]] = None, options: Optional[dict] = None):
+        super().reset(seed=seed if isinstance(seed, (int, np.integer)) else None)
+        self._reset_lanes(np.ones(self.num_envs, bool), self._seeds(seed))
+        self._started = True
+        return self._obs.copy(), {"legal_mask": self._masks.copy()}
+
+    # -- step ------------------------------------------------------------------------------------
+
+    def _check_actions(self, actions: Any) -> np.ndarray:
+        array = np.asarray(actions)
+        if array.shape != (self.num_envs,) or not np.issubdtype(array.dtype, np.integer):
+            raise ValueError(
+                f"actions must be an integer array of shape ({self.num_envs},), got {array.dtype} {array.shape}"
+            )
+        out_of_range = (array < 0) | (array >= jb.NUM_ACTIONS)
+        if np.any(out_of_range):
+            raise ValueError(
+                f"actions out of range in envs {np.flatnonzero(out_of_range).tolist()}: "
+                f"{array[out_of_range].tolist()}; actions are 0-3 (moves) and 4-8 (switches)"
+            )
+        return array.astype(np.int32)
+
+    def step(self, actions: Any):
+        if not self._started:
+            raise RuntimeError("call reset() before step()")
+        actions = self._check_actions(actions)
+        resetting = self._needs_reset.copy()
+        legal = self._masks[np.arange(self.num_envs), actions] | resetting
+        if not np.all(legal) and self.illegal_action == "raise":
+            bad = np.flatnonzero(~legal)
+            raise ValueError(
+                f"illegal actions in envs {bad.tolist()}: {actions[bad].tolist()}; legal actions are "
+                "info['legal_mask'] (0-3 move slots, 4-8 switch to team slot 2-6); nothing was stepped"
+            )
+        moves = ~resetting & legal
+        rewards = np.zeros(self.num_envs, np.float32)
+        terminated = np.zeros(self.num_envs, bool)
+        truncated = np.zeros(self.num_envs, bool)
+        illegal = ~resetting & ~legal
+        if np.any(moves):
+            self._keys, self._states, final_obs, final_masks, outcome = self._batched_step(
+                self._keys, self._states, jnp.asarray(actions), jnp.asarray(moves), self.params
+            )
+            won, lost, drawn = (np.asarray(flag) & moves for flag in outcome)
+            self._obs = np.where(moves[:, None], np.asarray(final_obs), self._obs)
+            self._masks = np.where(moves[:, None], np.asarray(final_masks), self._masks)
+        else:
+            won = lost = drawn = np.zeros(self.num_envs, bool)
+        lost = lost | illegal  # illegal_action="lose": a loss, the battle left as it was
+        stepped = moves | illegal
+        self._decisions[stepped] += 1
+        rewards[won] = 1.0
+        rewards[lost] = -1.0
+        terminated[stepped] = (won | lost | drawn)[stepped]
+        truncated[stepped] = (~terminated & (self._decisions >= self.params.max_decisions))[stepped]
+        self._masks[illegal] = False
+        info = {"legal_mask": self._masks.copy(), "illegal_action": illegal}
+        if np.any(resetting):
+            self._reset_lanes(resetting, [None] * self.num_envs)
+            info["legal_mask"] = self._masks.copy()
+        self._needs_reset = terminated | truncated
+        return self._obs.copy(), rewards, terminated, truncated, info
