@@ -117,7 +117,7 @@ class PokeJaxVectorEnv(VectorEnv):
     def _episode_seed(self, index: int, seed: Optional[int]) -> int:
         """The seed of env `index`'s next episode, drawn as the single env draws it."""
         if seed is not None:
-            self._generators[index], _ = gymnasium.utils.seeding.np_random(seed)
+            self._generators[index], _ = gymnasium.utils.seeding.np_random(int(seed))
             return int(seed)
         if self._generators[index] is None:
             self._generators[index], _ = gymnasium.utils.seeding.np_random(None)
