@@ -26,17 +26,17 @@ from gymnasium import spaces
 from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
-from .gym_envs import ILLEGAL_ACTION_MODES
+from .gym_envs import ILLEGAL_ACTION_MODES, _shared_env
 from .jax import battle as jb
 from .jax import prng
-from .jax.env import CUSTOM_GAME, OBS_SIZE, EnvParams, PokeJaxEnv
+from .jax.env import CUSTOM_GAME, OBS_SIZE, EnvParams
 
 
 @functools.cache
 def _batched_functions(kind: str) -> tuple[Any, Any]:
     """The jitted batched reset and step for a PRNG kind, shared by every vector env of the process
     (a jit compiles once per function object; the battle step takes a minute or more on a CPU)."""
-    env = PokeJaxEnv(kind)
+    env = _shared_env(kind)[0]  # the single envs' functional env: its tables are built once
 
     def reset_one(key: jax.Array, params: EnvParams):
         # the single env's first _next_key() after PRNGKey(seed)
@@ -58,9 +58,10 @@ def _batched_functions(kind: str) -> tuple[Any, Any]:
     return batched_reset, batched_step
 
 
-def _select(mask: np.ndarray, new, old):
-    """`new` where mask (a lane per leading index), else `old`, leaf by leaf."""
-    mask = jnp.asarray(mask)
+@jax.jit
+def _select(mask: jax.Array, new, old):
+    """`new` where mask (a lane per leading index), else `old`, leaf by leaf (jitted: one call for
+    the battle's some forty arrays, not one dispatch each)."""
     return jax.tree_util.tree_map(
         lambda a, b: jnp.where(mask.reshape(mask.shape + (1,) * (a.ndim - 1)), a, b), new, old
     )
