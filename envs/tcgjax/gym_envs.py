@@ -1,6 +1,8 @@
 """Gymnasium env of a TCG Pocket battle on the Python reference engine:
 
-    envport/TcgPocketReference-v0
+    envport/TcgPocketReference-v0   this module's TcgReferenceEnv
+    envport/TcgPocketJax-v0         the same env on the JAX engine (jax/gym_env.py), with a native
+                                    vector env for make_vec (jax/vector_env.py)
 
 The agent is player 0 against an opponent that picks uniformly among its legal actions. One step is
 one decision of the agent (setup placements, main-phase actions, promotions); the opponent's
@@ -140,3 +142,6 @@ class TcgReferenceEnv(gymnasium.Env):
 
 
 gymnasium.register("envport/TcgPocketReference-v0", entry_point=TcgReferenceEnv)
+# the JAX engine's env and its native vector env (make_vec's default), imported when first made
+gymnasium.register("envport/TcgPocketJax-v0", entry_point="envs.tcgjax.jax.gym_env:TcgJaxGymEnv",
+                   vector_entry_point="envs.tcgjax.jax.vector_env:TcgJaxVectorEnv")

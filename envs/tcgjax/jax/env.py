@@ -35,6 +35,7 @@ from envs.tcgjax.reference.engine import TYPE_INDEX
 from envs.tcgjax.reference.observation import OBS_SIZE
 
 AGENT = 0
+NO_ACTION = -1  # play(): the agent does not act (a new episode's opening decisions)
 U32 = jnp.uint32
 
 
@@ -57,14 +58,19 @@ class EnvState:
     decisions: jnp.ndarray
 
 
-def deck_bank(decks) -> EnvParams:
-    """EnvParams over a list of reference Decks."""
+def deck_arrays(decks) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(cards int32[K, 20], energy types int32[K, 3], number of types int32[K]) of reference Decks."""
     cards = np.array([d.cards for d in decks], np.int32)
     types = np.zeros((len(decks), 3), np.int32)
     for i, d in enumerate(decks):
         types[i, : len(d.energy_types)] = [TYPE_INDEX[t] for t in d.energy_types]
     n_types = np.array([len(d.energy_types) for d in decks], np.int32)
-    return EnvParams(jnp.asarray(cards), jnp.asarray(types), jnp.asarray(n_types))
+    return cards, types, n_types
+
+
+def deck_bank(decks) -> EnvParams:
+    """EnvParams over a list of reference Decks."""
+    return EnvParams(*(jnp.asarray(array) for array in deck_arrays(decks)))
 
 
 def fixed_bank() -> EnvParams:
@@ -178,10 +184,40 @@ class TcgJaxEnv:
         decision on average, but the batch's most 5.6 on average), so once at most `compact` games
         (default an eighth of the batch) are still looping, the loop steps only those, gathered.
         Each game's body runs exactly as often as under vmap; only the idle games' selects go."""
-        batch = actions.shape[0]
-        compact = compact or max(1, batch // 8)
         carry, legal = jax.vmap(self._begin, in_axes=(0, 0, 0, None))(keys, states, actions, params)
-        cond, body = self._loop(True, params.max_decisions)
+        carry = self._loop_batch(carry, True, params.max_decisions, compact)
+        return jax.vmap(self._end)(states, carry, legal)
+
+    def play(self, state: EnvState, action):
+        """One agent decision and the opponent's replies up to the agent's next decision, without
+        step's auto-reset: what a Gymnasium env needs to return an episode's last observation.
+        action NO_ACTION (-1) plays only the opponent (a new episode's opening decisions, after
+        new_episode); any other action outside the legal mask ends the game as a loss, as in step.
+        Returns (obs, state, reward, terminated, legal); an episode cut at a decision limit is
+        the caller's to count (reward 0, as step gives it)."""
+        carry, legal = self._begin_play(state, action)
+        cond, body = self._loop(False, 0)
+        return self._end_play(jax.lax.while_loop(cond, body, carry)["state"], legal)
+
+    def play_batch(self, states: EnvState, actions, compact: int = 0):
+        """vmap(play) over a batch, with step_batch's gathering of the last games still looping."""
+        carry, legal = jax.vmap(self._begin_play)(states, actions)
+        carry = self._loop_batch(carry, False, 0, compact)
+        return jax.vmap(self._end_play)(carry["state"], legal)
+
+    def new_episode(self, deck_cards, deck_types, deck_n_types, seed_low, seed_high) -> EnvState:
+        """A new game of two decks (int32[2, 20], int32[2, 3], int32[2]) and a 64-bit seed given as
+        halves, before the opponent's opening decisions (play(state, NO_ACTION) plays them): start
+        without its loop, for callers that choose the decks per episode."""
+        params = EnvParams(deck_cards, deck_types, deck_n_types)
+        return self._new_state(jnp.arange(2), seed_low, seed_high, params)
+
+    def _loop_batch(self, carry, can_reset: bool, max_decisions, compact: int):
+        """The decision loop (_loop) over a batch of carries, gathering the games still looping once
+        at most `compact` of them are (default an eighth of the batch)."""
+        batch = jax.tree_util.tree_leaves(carry)[0].shape[0]
+        compact = compact or max(1, batch // 8)
+        cond, body = self._loop(can_reset, max_decisions)
         looping = jax.vmap(cond)
 
         def all_games(carry, active):
@@ -198,18 +234,36 @@ class TcgJaxEnv:
             active = looping(carry)
             return jax.lax.cond(jnp.sum(active) <= compact, gathered, all_games, carry, active)
 
-        carry = jax.lax.while_loop(lambda c: jnp.any(looping(c)), one_pass, carry)
-        return jax.vmap(self._end)(states, carry, legal)
+        return jax.lax.while_loop(lambda c: jnp.any(looping(c)), one_pass, carry)
 
     def _begin(self, key, state: EnvState, action, params: EnvParams):
         """The action checked (an illegal one ends the game as a loss), and the loop's start."""
+        state, chosen, legal = self._checked(state, action)
+        return _loop_start(state, chosen, self._fresh(key, params)), legal
+
+    def _checked(self, state: EnvState, action, allow_none: bool = False):
+        """(state, the action the loop plays (-1: none), legal). An illegal action marks the game
+        over, won by the opponent; with allow_none, NO_ACTION is legal and plays nothing."""
         action = jnp.asarray(action, jnp.int32)
         mask = J.legal_mask(self.tables, state.game)
         legal = mask[jnp.clip(action, 0, A.NUM_ACTIONS - 1)] & (action >= 0) & (action < A.NUM_ACTIONS)
-        # an illegal action ends the game at once (a loss): mark it over, and the loop auto-resets
-        state = state.replace(decisions=state.decisions + 1, game=state.game.replace(
-            phase=jnp.where(legal, state.game.phase, OVER), winner=jnp.where(legal, state.game.winner, 1 - AGENT)))
-        return _loop_start(state, jnp.where(legal, action, -1), self._fresh(key, params)), legal
+        none = allow_none & (action == NO_ACTION)
+        # an illegal action ends the game at once (a loss): mark it over (step's loop then auto-resets)
+        lost = ~legal & ~none
+        state = state.replace(decisions=state.decisions + (~none).astype(jnp.int32), game=state.game.replace(
+            phase=jnp.where(lost, OVER, state.game.phase), winner=jnp.where(lost, 1 - AGENT, state.game.winner)))
+        return state, jnp.where(legal, action, NO_ACTION), legal | none
+
+    def _begin_play(self, state: EnvState, action):
+        state, chosen, legal = self._checked(state, action, allow_none=True)
+        return _loop_start(state, chosen, state), legal
+
+    def _end_play(self, state: EnvState, legal):
+        game = state.game
+        terminated = game.phase == OVER
+        reward = jnp.where(terminated & (game.winner == AGENT), 1.0,
+                           jnp.where(terminated & (game.winner == 1 - AGENT), -1.0, 0.0))
+        return observe(self.tables, game, AGENT), state, reward.astype(jnp.float32), terminated, legal
 
     def _end(self, state: EnvState, carry, legal):
         next_state, ended, winner = carry["state"], carry["ended"], carry["winner"]

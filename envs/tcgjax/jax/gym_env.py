@@ -1,0 +1,124 @@
+"""envport/TcgPocketJax-v0: the Gymnasium env of gym_envs.py (envport/TcgPocketReference-v0) on the JAX
+engine. The same constructor arguments, spaces, observations, rewards, ends and info, from the same
+seed and actions: reset(seed=s) plays the decks `episode_decks(decks, s)`, the game seeded with s and
+the opponent's stream seeded with s + OPPONENT_SALT, as the reference env does (a test plays both side
+by side). One agent decision per step, the opponent's replies inside it (env.py's `play`: the
+functional env's step without its auto-reset, so that an episode's last observation is returned).
+
+Bad input raises ValueError before anything is played: an action that is not an integer in [0, 111),
+or an illegal one (its name and the legal actions in the message) unless illegal_action="lose", which
+ends the episode as a loss. The JAX engine plays RuleConfig's defaults only; other rules raise
+NotImplementedError. `gymnasium.make_vec("envport/TcgPocketJax-v0", num_envs=N)` gives the native
+vector env (vector_env.py)."""
+
+from __future__ import annotations
+
+import functools
+from typing import Any, Optional, Union
+
+import gymnasium
+import jax
+import jax.numpy as jnp
+import numpy as np
+from gymnasium import spaces
+
+from envs.tcgjax.gym_envs import ILLEGAL_ACTION_MODES, OPPONENT_SALT, episode_decks, validate_action
+from envs.tcgjax.jax import engine as J
+from envs.tcgjax.jax.env import NO_ACTION, TcgJaxEnv, deck_arrays
+from envs.tcgjax.reference import actions as A
+from envs.tcgjax.reference.config import RuleConfig
+from envs.tcgjax.reference.observation import MASK_SLICE, OBS_SIZE
+from envs.tcgjax.reference.rng import seed_keys
+from envs.tcgjax.reference.state import DRAW
+
+ONGOING = -1
+
+
+@functools.cache
+def functional_env() -> TcgJaxEnv:
+    """One functional env per process (its card tables are built once), shared by the Gymnasium envs."""
+    return TcgJaxEnv()
+
+
+@functools.cache
+def _single_functions() -> tuple[Any, Any]:
+    """The jitted new_episode and play, compiled once per process (play takes a minute or more)."""
+    env = functional_env()
+    return jax.jit(env.new_episode), jax.jit(env.play)
+
+
+def episode_inputs(decks: Union[str, tuple[str, str]], seed: int) -> tuple[np.ndarray, ...]:
+    """new_episode's arguments for the episode of seed `seed`: the decks as gym_envs.episode_decks
+    chooses them, and the seed's 32-bit halves."""
+    for stream_seed in (seed, seed + OPPONENT_SALT):  # the game's and the opponent's, as the reference seeds them
+        seed_keys(stream_seed)  # the reference's range check: ValueError outside [0, 2**64)
+    return (*deck_arrays(episode_decks(decks, seed)), np.uint32(seed & 0xFFFFFFFF), np.uint32(seed >> 32))
+
+
+def check_arguments(decks, illegal_action: str, config: RuleConfig, max_decisions: int) -> None:
+    """The reference env's checks, and the JAX engine's own: it plays RuleConfig's defaults only."""
+    if illegal_action not in ILLEGAL_ACTION_MODES:
+        raise ValueError(f"illegal_action must be one of {ILLEGAL_ACTION_MODES}, got {illegal_action!r}")
+    episode_decks(decks, 0)  # fail now on a bad deck name
+    J.check_config(config)
+
+
+def illegal_action_message(value: int, mask: np.ndarray) -> str:
+    return (f"action {value} ({A.decode(value)}) is illegal now; legal actions: {np.flatnonzero(mask).tolist()} "
+            "(info['action_mask']; envs/tcgjax/reference/actions.py names them)")
+
+
+def reward_of(winner: int, terminated: bool) -> float:
+    return 0.0 if not terminated or winner in (ONGOING, DRAW) else (1.0 if winner == 0 else -1.0)
+
+
+class TcgJaxGymEnv(gymnasium.Env):
+    metadata = {"render_modes": []}
+
+    def __init__(self, decks: Union[str, tuple[str, str]] = ("fire", "water"), illegal_action: str = "raise",
+                 config: RuleConfig = RuleConfig(), max_decisions: int = 2000):
+        check_arguments(decks, illegal_action, config, max_decisions)
+        self.decks, self.illegal_action, self.config, self.max_decisions = decks, illegal_action, config, max_decisions
+        self.observation_space = spaces.Box(0.0, 1.0, shape=(OBS_SIZE,), dtype=np.float32)
+        self.action_space = spaces.Discrete(A.NUM_ACTIONS)
+        self._new_episode, self._play = _single_functions()
+        self._state = None
+        self._mask = np.zeros(A.NUM_ACTIONS, bool)
+        self._decisions = 0
+        self._done = True
+
+    def reset(self, *, seed: Optional[int] = None, options: Optional[dict] = None):
+        super().reset(seed=seed)
+        if seed is None:
+            seed = int(self.np_random.integers(2**31))
+        state = self._new_episode(*episode_inputs(self.decks, int(seed)))
+        obs, self._state, _, _, _ = self._play(state, jnp.int32(NO_ACTION))
+        self._decisions, self._done = 0, False
+        return self._observed(obs)
+
+    def _observed(self, obs) -> tuple[np.ndarray, dict]:
+        obs = np.asarray(obs)
+        self._mask = obs[MASK_SLICE[0]:MASK_SLICE[1]] > 0.5
+        game = jax.device_get(self._state.game)
+        info = {"action_mask": self._mask.copy(), "turn": int(game.turn), "winner": int(game.winner),
+                "points": (int(game.points[0]), int(game.points[1]))}
+        return obs, info
+
+    def step(self, action):
+        if self._done:
+            raise RuntimeError("the episode has ended: call reset() before step()")
+        value = validate_action(action)
+        legal = bool(self._mask[value])
+        if not legal and self.illegal_action == "raise":
+            raise ValueError(illegal_action_message(value, self._mask))
+        # an illegal action (illegal_action="lose") is played too: play ends the game as a loss
+        obs, self._state, _, terminated, _ = self._play(self._state, jnp.int32(value))
+        obs, info = self._observed(obs)
+        terminated = bool(terminated)
+        if not legal:
+            self._done = True
+            return obs, -1.0, True, False, {**info, "illegal_action": True}
+        self._decisions += 1
+        truncated = not terminated and self._decisions >= self.max_decisions
+        self._done = terminated or truncated
+        return obs, reward_of(info["winner"], terminated), terminated, truncated, info

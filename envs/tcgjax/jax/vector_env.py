@@ -1,0 +1,178 @@
+"""envport/TcgPocketJax-v0's native vector env: `gymnasium.make_vec("envport/TcgPocketJax-v0", num_envs=N)`.
+
+All N games advance in one jitted call (env.py's `play_batch`, with its gathering of the last games
+whose opponent is still deciding) instead of N calls through Gymnasium's SyncVectorEnv
+(`vectorization_mode="sync"`, still available). The episodes are the same: env i is the single env
+(gym_env.py) reset with seed + i (or with a seed from its own generator when reset without one), step
+for step, through episode ends and Gymnasium's NEXT_STEP autoreset (the step after an episode ends
+starts the next one in that env, ignores its action and returns reward 0); a test plays both side by
+side. Each episode's decks are chosen on the host from its seed (gym_envs.episode_decks), so every
+deck option of the single env works here.
+
+Bad input is an error before any game moves: actions must be an integer array of shape (N,) in
+[0, 111), and with illegal_action="raise" (the default) the action of every env that is not starting
+a new episode must be legal (info["action_mask"]). With illegal_action="lose" an illegal action ends
+that env's episode as a loss.
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import Any, Optional, Sequence, Union
+
+import gymnasium
+import jax
+import jax.numpy as jnp
+import numpy as np
+from gymnasium import spaces
+from gymnasium.vector import AutoresetMode, VectorEnv
+from gymnasium.vector.utils import batch_space
+
+from envs.tcgjax.jax.env import NO_ACTION
+from envs.tcgjax.jax.gym_env import check_arguments, episode_inputs, functional_env, illegal_action_message
+from envs.tcgjax.reference import actions as A
+from envs.tcgjax.reference.config import RuleConfig
+from envs.tcgjax.reference.observation import MASK_SLICE, OBS_SIZE
+from envs.tcgjax.reference.state import DRAW
+
+
+@functools.cache
+def _batched_functions(gather: bool) -> tuple[Any, Any]:
+    """(advance, empty states) for every vector env of the process. advance starts a new episode in
+    the lanes flagged `starting` (from decks and seeds chosen on the host) and plays one decision in
+    every lane: NO_ACTION in the starting lanes (the opponent's opening decisions), the agent's action
+    in the others. One jitted function, so that one compile (minutes on 2 cores) serves reset and step."""
+    env = functional_env()
+    new_episodes = jax.vmap(env.new_episode)
+
+    def started(states, inputs, starting):
+        return jax.tree_util.tree_map(lambda new, old: jnp.where(starting.reshape((-1,) + (1,) * (old.ndim - 1)), new, old),
+                                      new_episodes(*inputs), states)
+
+    def advance(states, inputs, starting, actions):
+        # most steps start no episode: skip the new games' setup (shuffles, draws) then
+        states = jax.lax.cond(jnp.any(starting), started, lambda states, *_: states, states, inputs, starting)
+        actions = jnp.where(starting, NO_ACTION, actions)
+        obs, states, _, terminated, _ = (env.play_batch if gather else jax.vmap(env.play))(states, actions)
+        game = states.game
+        return states, obs, terminated, game.winner, game.turn, game.points
+
+    def empty_states(inputs):
+        return jax.tree_util.tree_map(lambda s: jnp.zeros(s.shape, s.dtype), jax.eval_shape(new_episodes, *inputs))
+
+    return jax.jit(advance), empty_states
+
+
+class TcgJaxVectorEnv(VectorEnv):
+    """N games of the JAX engine, advanced together; see the module docstring."""
+
+    metadata = {"render_modes": [], "autoreset_mode": AutoresetMode.NEXT_STEP}
+
+    def __init__(self, num_envs: int = 1, decks: Union[str, tuple[str, str]] = ("fire", "water"),
+                 illegal_action: str = "raise", config: RuleConfig = RuleConfig(), max_decisions: int = 2000,
+                 gather: bool = True):
+        if int(num_envs) < 1:
+            raise ValueError(f"num_envs must be at least 1, got {num_envs}")
+        check_arguments(decks, illegal_action, config, max_decisions)
+        self._filler = episode_inputs(decks, 0)
+        self.num_envs = int(num_envs)
+        self.decks, self.illegal_action, self.config, self.max_decisions = decks, illegal_action, config, max_decisions
+        self._advance, self._empty_states = _batched_functions(bool(gather))
+        self.single_observation_space = spaces.Box(0.0, 1.0, shape=(OBS_SIZE,), dtype=np.float32)
+        self.single_action_space = spaces.Discrete(A.NUM_ACTIONS)
+        self.observation_space = batch_space(self.single_observation_space, self.num_envs)
+        self.action_space = batch_space(self.single_action_space, self.num_envs)
+        # each env's own generator, as each single env's np_random (seeded by reset(seed=...))
+        self._generators: list[Optional[np.random.Generator]] = [None] * self.num_envs
+        self._states = None
+        self._obs = np.zeros((self.num_envs, OBS_SIZE), np.float32)
+        self._masks = np.zeros((self.num_envs, A.NUM_ACTIONS), bool)
+        self._decisions = np.zeros(self.num_envs, np.int64)
+        self._needs_reset = np.ones(self.num_envs, bool)
+        self._started = False
+
+    # -- seeds and decks -------------------------------------------------------------------------
+
+    def _seeds(self, seed: Union[None, int, Sequence[Optional[int]]]) -> list[Optional[int]]:
+        if seed is None:
+            return [None] * self.num_envs
+        if isinstance(seed, (int, np.integer)):
+            return [int(seed) + i for i in range(self.num_envs)]
+        seeds = list(seed)
+        if len(seeds) != self.num_envs:
+            raise ValueError(f"expected {self.num_envs} seeds (one per env), got {len(seeds)}")
+        return seeds
+
+    def _episode_seed(self, index: int, seed: Optional[int]) -> int:
+        """The seed of env `index`'s next episode, drawn as the single env draws it."""
+        if seed is not None:
+            self._generators[index], _ = gymnasium.utils.seeding.np_random(int(seed))
+            return int(seed)
+        if self._generators[index] is None:
+            self._generators[index], _ = gymnasium.utils.seeding.np_random(None)
+        return int(self._generators[index].integers(2**31))
+
+    def _inputs(self, starting: np.ndarray, seeds: Sequence[Optional[int]]) -> tuple[np.ndarray, ...]:
+        """new_episode's arguments for every lane: a new episode's in the starting lanes, seed 0's in
+        the others (a game computed, then not selected)."""
+        lanes = [episode_inputs(self.decks, self._episode_seed(i, seeds[i])) if starting[i] else self._filler
+                 for i in range(self.num_envs)]
+        return tuple(np.stack([lane[k] for lane in lanes]) for k in range(len(self._filler)))
+
+    # -- reset and step --------------------------------------------------------------------------
+
+    def _run(self, starting: np.ndarray, seeds: Sequence[Optional[int]], actions: np.ndarray):
+        """One call of advance; returns (terminated, winner) per lane and sets the observations."""
+        inputs = self._inputs(starting, seeds)
+        states = self._states if self._states is not None else self._empty_states(inputs)
+        self._states, obs, terminated, winner, turn, points = self._advance(
+            states, inputs, jnp.asarray(starting), jnp.asarray(actions, jnp.int32))
+        self._obs = np.asarray(obs)
+        self._masks = self._obs[:, MASK_SLICE[0]:MASK_SLICE[1]] > 0.5
+        winner = np.asarray(winner)
+        self._info = {"action_mask": self._masks.copy(), "turn": np.asarray(turn), "winner": winner,
+                      "points": np.asarray(points)}
+        self._decisions[starting] = 0
+        return np.asarray(terminated), winner
+
+    def reset(self, *, seed: Union[None, int, Sequence[Optional[int]]] = None, options: Optional[dict] = None):
+        super().reset(seed=seed if isinstance(seed, (int, np.integer)) else None)
+        starting = np.ones(self.num_envs, bool)
+        self._run(starting, self._seeds(seed), np.full(self.num_envs, NO_ACTION, np.int32))
+        self._needs_reset[:] = False
+        self._started = True
+        return self._obs.copy(), dict(self._info)
+
+    def _check_actions(self, actions: Any) -> np.ndarray:
+        array = np.asarray(actions)
+        if array.shape != (self.num_envs,) or not np.issubdtype(array.dtype, np.integer):
+            raise ValueError(
+                f"actions must be an integer array of shape ({self.num_envs},), got {array.dtype} {array.shape}")
+        out_of_range = (array < 0) | (array >= A.NUM_ACTIONS)
+        if np.any(out_of_range):
+            raise ValueError(f"actions out of range [0, {A.NUM_ACTIONS}) in envs "
+                             f"{np.flatnonzero(out_of_range).tolist()}: {array[out_of_range].tolist()}")
+        return array.astype(np.int32)
+
+    def step(self, actions: Any):
+        if not self._started:
+            raise RuntimeError("call reset() before step()")
+        actions = self._check_actions(actions)
+        starting = self._needs_reset.copy()
+        legal = self._masks[np.arange(self.num_envs), actions] | starting
+        if not np.all(legal) and self.illegal_action == "raise":
+            bad = int(np.flatnonzero(~legal)[0])
+            raise ValueError(f"env {bad} of envs {np.flatnonzero(~legal).tolist()} with illegal actions: "
+                             f"{illegal_action_message(int(actions[bad]), self._masks[bad])}; nothing was played")
+        # an illegal action (illegal_action="lose") is played too: play ends that game as a loss
+        terminated, winner = self._run(starting, [None] * self.num_envs, actions)
+        moved = ~starting
+        illegal = moved & ~legal
+        self._decisions[moved & legal] += 1
+        terminated = moved & terminated
+        truncated = moved & ~terminated & (self._decisions >= self.max_decisions)
+        won, lost = terminated & (winner == 0), terminated & (winner == 1)
+        assert not np.any(terminated & ~(won | lost | (winner == DRAW))), winner
+        rewards = np.where(won, 1.0, np.where(lost, -1.0, 0.0)).astype(np.float32)
+        self._needs_reset = terminated | truncated
+        return self._obs.copy(), rewards, terminated, truncated, {**self._info, "illegal_action": illegal}
