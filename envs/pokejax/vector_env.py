@@ -16,15 +16,16 @@ a loss, its battle left where it was, as the single env does.
 from __future__ import annotations
 
 import functools
-from typing import Any, Optional, Sequence, Union
+from typing import Any, Optional, Sequence
 
-import gymnasium
 import jax
 import jax.numpy as jnp
 import numpy as np
 from gymnasium import spaces
 from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
+
+from shared.episode_seeds import EpisodeSeeds, SeedArgument
 
 from .gym_envs import ILLEGAL_ACTION_MODES, _shared_env
 from .jax import battle as jb
@@ -93,8 +94,7 @@ class PokeJaxVectorEnv(VectorEnv):
         self.single_action_space = spaces.Discrete(jb.NUM_ACTIONS)
         self.observation_space = batch_space(self.single_observation_space, self.num_envs)
         self.action_space = batch_space(self.single_action_space, self.num_envs)
-        # each env's own generator, as each single env's np_random (seeded by reset(seed=...))
-        self._generators: list[Optional[np.random.Generator]] = [None] * self.num_envs
+        self._seeds = EpisodeSeeds(self.num_envs)  # each env's episode seeds, as the single envs draw theirs
         self._keys = None
         self._states = None
         self._obs = np.zeros((self.num_envs, OBS_SIZE), np.float32)
@@ -105,30 +105,11 @@ class PokeJaxVectorEnv(VectorEnv):
 
     # -- reset -----------------------------------------------------------------------------------
 
-    def _seeds(self, seed: Union[None, int, Sequence[Optional[int]]]) -> list[Optional[int]]:
-        if seed is None:
-            return [None] * self.num_envs
-        if isinstance(seed, (int, np.integer)):
-            return [int(seed) + i for i in range(self.num_envs)]
-        seeds = list(seed)
-        if len(seeds) != self.num_envs:
-            raise ValueError(f"expected {self.num_envs} seeds (one per env), got {len(seeds)}")
-        return seeds
-
-    def _episode_seed(self, index: int, seed: Optional[int]) -> int:
-        """The seed of env `index`'s next episode, drawn as the single env draws it."""
-        if seed is not None:
-            self._generators[index], _ = gymnasium.utils.seeding.np_random(int(seed))
-            return int(seed)
-        if self._generators[index] is None:
-            self._generators[index], _ = gymnasium.utils.seeding.np_random(None)
-        return int(self._generators[index].integers(2**31))
-
     def _reset_lanes(self, lanes: np.ndarray, seeds: Sequence[Optional[int]]) -> None:
         """Starts a new episode in each lane where `lanes` is set, from PRNGKey(its seed)."""
         keys = np.zeros((self.num_envs, 2), np.uint32) if self._keys is None else np.array(self._keys)
         for index in np.flatnonzero(lanes):
-            keys[index] = np.asarray(jax.random.PRNGKey(self._episode_seed(index, seeds[index])))
+            keys[index] = np.asarray(jax.random.PRNGKey(self._seeds.episode_seed(index, seeds[index])))
         new_keys, obs, states, masks = self._batched_reset(jnp.asarray(keys), self.params)
         if self._states is None:  # the first reset starts every lane
             self._keys, self._states = new_keys, states
@@ -140,9 +121,9 @@ class PokeJaxVectorEnv(VectorEnv):
         self._decisions[lanes] = 0
         self._needs_reset[lanes] = False
 
-    def reset(self, *, seed: Union[None, int, Sequence[Optional[int]]] = None, options: Optional[dict] = None):
+    def reset(self, *, seed: SeedArgument = None, options: Optional[dict] = None):
         super().reset(seed=seed if isinstance(seed, (int, np.integer)) else None)
-        self._reset_lanes(np.ones(self.num_envs, bool), self._seeds(seed))
+        self._reset_lanes(np.ones(self.num_envs, bool), self._seeds.per_env(seed))
         self._started = True
         return self._obs.copy(), {"legal_mask": self._masks.copy()}
 

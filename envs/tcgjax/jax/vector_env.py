@@ -20,7 +20,6 @@ from __future__ import annotations
 import functools
 from typing import Any, Optional, Sequence, Union
 
-import gymnasium
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -34,6 +33,7 @@ from envs.tcgjax.reference import actions as A
 from envs.tcgjax.reference.config import RuleConfig
 from envs.tcgjax.reference.observation import MASK_SLICE, OBS_SIZE
 from envs.tcgjax.reference.state import DRAW
+from shared.episode_seeds import EpisodeSeeds, SeedArgument
 
 
 @functools.cache
@@ -82,8 +82,7 @@ class TcgJaxVectorEnv(VectorEnv):
         self.single_action_space = spaces.Discrete(A.NUM_ACTIONS)
         self.observation_space = batch_space(self.single_observation_space, self.num_envs)
         self.action_space = batch_space(self.single_action_space, self.num_envs)
-        # each env's own generator, as each single env's np_random (seeded by reset(seed=...))
-        self._generators: list[Optional[np.random.Generator]] = [None] * self.num_envs
+        self._seeds = EpisodeSeeds(self.num_envs)  # each env's episode seeds, as the single envs draw theirs
         self._states = None
         self._obs = np.zeros((self.num_envs, OBS_SIZE), np.float32)
         self._masks = np.zeros((self.num_envs, A.NUM_ACTIONS), bool)
@@ -91,31 +90,12 @@ class TcgJaxVectorEnv(VectorEnv):
         self._needs_reset = np.ones(self.num_envs, bool)
         self._started = False
 
-    # -- seeds and decks -------------------------------------------------------------------------
-
-    def _seeds(self, seed: Union[None, int, Sequence[Optional[int]]]) -> list[Optional[int]]:
-        if seed is None:
-            return [None] * self.num_envs
-        if isinstance(seed, (int, np.integer)):
-            return [int(seed) + i for i in range(self.num_envs)]
-        seeds = list(seed)
-        if len(seeds) != self.num_envs:
-            raise ValueError(f"expected {self.num_envs} seeds (one per env), got {len(seeds)}")
-        return seeds
-
-    def _episode_seed(self, index: int, seed: Optional[int]) -> int:
-        """The seed of env `index`'s next episode, drawn as the single env draws it."""
-        if seed is not None:
-            self._generators[index], _ = gymnasium.utils.seeding.np_random(int(seed))
-            return int(seed)
-        if self._generators[index] is None:
-            self._generators[index], _ = gymnasium.utils.seeding.np_random(None)
-        return int(self._generators[index].integers(2**31))
+    # -- decks -----------------------------------------------------------------------------------
 
     def _inputs(self, starting: np.ndarray, seeds: Sequence[Optional[int]]) -> tuple[np.ndarray, ...]:
         """new_episode's arguments for every lane: a new episode's in the starting lanes, seed 0's in
         the others (a game computed, then not selected)."""
-        lanes = [episode_inputs(self.decks, self._episode_seed(i, seeds[i])) if starting[i] else self._filler
+        lanes = [episode_inputs(self.decks, self._seeds.episode_seed(i, seeds[i])) if starting[i] else self._filler
                  for i in range(self.num_envs)]
         return tuple(np.stack([lane[k] for lane in lanes]) for k in range(len(self._filler)))
 
@@ -135,10 +115,10 @@ class TcgJaxVectorEnv(VectorEnv):
         self._decisions[starting] = 0
         return np.asarray(terminated), winner
 
-    def reset(self, *, seed: Union[None, int, Sequence[Optional[int]]] = None, options: Optional[dict] = None):
+    def reset(self, *, seed: SeedArgument = None, options: Optional[dict] = None):
         super().reset(seed=seed if isinstance(seed, (int, np.integer)) else None)
         starting = np.ones(self.num_envs, bool)
-        self._run(starting, self._seeds(seed), np.full(self.num_envs, NO_ACTION, np.int32))
+        self._run(starting, self._seeds.per_env(seed), np.full(self.num_envs, NO_ACTION, np.int32))
         self._needs_reset[:] = False
         self._started = True
         return self._obs.copy(), dict(self._info)

@@ -1,0 +1,40 @@
+"""Episode seeds for a native Gymnasium vector env whose env i must play exactly what a single env does
+under Gymnasium's SyncVectorEnv: reset(seed=s) seeds env i with s + i (or with the i-th of a list of
+seeds), and an env reset without a seed, as an autoreset is, draws its episode seed from its own
+generator, the single env's `np_random`, as `int(np_random.integers(2**31))`."""
+
+from __future__ import annotations
+
+from typing import Optional, Sequence, Union
+
+import gymnasium
+import numpy as np
+
+SeedArgument = Union[None, int, Sequence[Optional[int]]]
+
+
+class EpisodeSeeds:
+    def __init__(self, num_envs: int):
+        self.num_envs = num_envs
+        # each env's own generator, as each single env's np_random (seeded by reset(seed=...))
+        self._generators: list[Optional[np.random.Generator]] = [None] * num_envs
+
+    def per_env(self, seed: SeedArgument) -> list[Optional[int]]:
+        """reset's `seed` as one seed (or None) per env."""
+        if seed is None:
+            return [None] * self.num_envs
+        if isinstance(seed, (int, np.integer)):
+            return [int(seed) + i for i in range(self.num_envs)]
+        seeds = list(seed)
+        if len(seeds) != self.num_envs:
+            raise ValueError(f"expected {self.num_envs} seeds (one per env), got {len(seeds)}")
+        return seeds
+
+    def episode_seed(self, index: int, seed: Optional[int]) -> int:
+        """The seed of env `index`'s next episode, drawn as the single env draws it."""
+        if seed is not None:
+            self._generators[index], _ = gymnasium.utils.seeding.np_random(int(seed))
+            return int(seed)
+        if self._generators[index] is None:
+            self._generators[index], _ = gymnasium.utils.seeding.np_random(None)
+        return int(self._generators[index].integers(2**31))
