@@ -309,12 +309,12 @@ impl Apu {
         }
     }
 
-    /// `now`: bus time (wave RAM's reach while channel 3 plays depends on it).
     /// Whether channel 3 plays (wave RAM is then closed to the CPU but at its sample reads).
     pub fn wave_playing(&self) -> bool {
         self.registers_emulated && self.enabled[2]
     }
 
+    /// `now`: bus time (wave RAM's reach while channel 3 plays depends on it).
     pub fn read(&self, addr: u16, now: u64) -> u8 {
         if !self.registers_emulated {
             return 0;
