@@ -29,9 +29,6 @@ from envs.tcgjax.reference import actions as A
 from envs.tcgjax.reference.config import RuleConfig
 from envs.tcgjax.reference.observation import MASK_SLICE, OBS_SIZE
 from envs.tcgjax.reference.rng import seed_keys
-from envs.tcgjax.reference.state import DRAW
-
-ONGOING = -1
 
 
 @functools.cache
@@ -55,7 +52,7 @@ def episode_inputs(decks: Union[str, tuple[str, str]], seed: int) -> tuple[np.nd
     return (*deck_arrays(episode_decks(decks, seed)), np.uint32(seed & 0xFFFFFFFF), np.uint32(seed >> 32))
 
 
-def check_arguments(decks, illegal_action: str, config: RuleConfig, max_decisions: int) -> None:
+def check_arguments(decks, illegal_action: str, config: RuleConfig) -> None:
     """The reference env's checks, and the JAX engine's own: it plays RuleConfig's defaults only."""
     if illegal_action not in ILLEGAL_ACTION_MODES:
         raise ValueError(f"illegal_action must be one of {ILLEGAL_ACTION_MODES}, got {illegal_action!r}")
@@ -68,16 +65,12 @@ def illegal_action_message(value: int, mask: np.ndarray) -> str:
             "(info['action_mask']; envs/tcgjax/reference/actions.py names them)")
 
 
-def reward_of(winner: int, terminated: bool) -> float:
-    return 0.0 if not terminated or winner in (ONGOING, DRAW) else (1.0 if winner == 0 else -1.0)
-
-
 class TcgJaxGymEnv(gymnasium.Env):
     metadata = {"render_modes": []}
 
     def __init__(self, decks: Union[str, tuple[str, str]] = ("fire", "water"), illegal_action: str = "raise",
                  config: RuleConfig = RuleConfig(), max_decisions: int = 2000):
-        check_arguments(decks, illegal_action, config, max_decisions)
+        check_arguments(decks, illegal_action, config)
         self.decks, self.illegal_action, self.config, self.max_decisions = decks, illegal_action, config, max_decisions
         self.observation_space = spaces.Box(0.0, 1.0, shape=(OBS_SIZE,), dtype=np.float32)
         self.action_space = spaces.Discrete(A.NUM_ACTIONS)
@@ -99,9 +92,10 @@ class TcgJaxGymEnv(gymnasium.Env):
     def _observed(self, obs) -> tuple[np.ndarray, dict]:
         obs = np.asarray(obs)
         self._mask = obs[MASK_SLICE[0]:MASK_SLICE[1]] > 0.5
-        game = jax.device_get(self._state.game)
-        info = {"action_mask": self._mask.copy(), "turn": int(game.turn), "winner": int(game.winner),
-                "points": (int(game.points[0]), int(game.points[1]))}
+        game = self._state.game
+        turn, winner, points = jax.device_get((game.turn, game.winner, game.points))  # not the whole state
+        info = {"action_mask": self._mask.copy(), "turn": int(turn), "winner": int(winner),
+                "points": (int(points[0]), int(points[1]))}
         return obs, info
 
     def step(self, action):
@@ -112,13 +106,13 @@ class TcgJaxGymEnv(gymnasium.Env):
         if not legal and self.illegal_action == "raise":
             raise ValueError(illegal_action_message(value, self._mask))
         # an illegal action (illegal_action="lose") is played too: play ends the game as a loss
-        obs, self._state, _, terminated, _ = self._play(self._state, jnp.int32(value))
+        obs, self._state, reward, terminated, _ = self._play(self._state, jnp.int32(value))
         obs, info = self._observed(obs)
-        terminated = bool(terminated)
+        reward, terminated = float(reward), bool(terminated)
         if not legal:
             self._done = True
-            return obs, -1.0, True, False, {**info, "illegal_action": True}
+            return obs, reward, terminated, False, {**info, "illegal_action": True}
         self._decisions += 1
         truncated = not terminated and self._decisions >= self.max_decisions
         self._done = terminated or truncated
-        return obs, reward_of(info["winner"], terminated), terminated, truncated, info
+        return obs, reward, terminated, truncated, info

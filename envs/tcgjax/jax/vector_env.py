@@ -32,7 +32,6 @@ from envs.tcgjax.jax.gym_env import check_arguments, episode_inputs, functional_
 from envs.tcgjax.reference import actions as A
 from envs.tcgjax.reference.config import RuleConfig
 from envs.tcgjax.reference.observation import MASK_SLICE, OBS_SIZE
-from envs.tcgjax.reference.state import DRAW
 from shared.episode_seeds import EpisodeSeeds, SeedArgument
 
 
@@ -53,9 +52,9 @@ def _batched_functions(gather: bool) -> tuple[Any, Any]:
         # most steps start no episode: skip the new games' setup (shuffles, draws) then
         states = jax.lax.cond(jnp.any(starting), started, lambda states, *_: states, states, inputs, starting)
         actions = jnp.where(starting, NO_ACTION, actions)
-        obs, states, _, terminated, _ = (env.play_batch if gather else jax.vmap(env.play))(states, actions)
+        obs, states, rewards, terminated, _ = (env.play_batch if gather else jax.vmap(env.play))(states, actions)
         game = states.game
-        return states, obs, terminated, game.winner, game.turn, game.points
+        return states, obs, rewards, terminated, game.winner, game.turn, game.points
 
     def empty_states(inputs):
         return jax.tree_util.tree_map(lambda s: jnp.zeros(s.shape, s.dtype), jax.eval_shape(new_episodes, *inputs))
@@ -73,7 +72,7 @@ class TcgJaxVectorEnv(VectorEnv):
                  gather: bool = True):
         if int(num_envs) < 1:
             raise ValueError(f"num_envs must be at least 1, got {num_envs}")
-        check_arguments(decks, illegal_action, config, max_decisions)
+        check_arguments(decks, illegal_action, config)
         self._filler = episode_inputs(decks, 0)
         self.num_envs = int(num_envs)
         self.decks, self.illegal_action, self.config, self.max_decisions = decks, illegal_action, config, max_decisions
@@ -102,18 +101,17 @@ class TcgJaxVectorEnv(VectorEnv):
     # -- reset and step --------------------------------------------------------------------------
 
     def _run(self, starting: np.ndarray, seeds: Sequence[Optional[int]], actions: np.ndarray):
-        """One call of advance; returns (terminated, winner) per lane and sets the observations."""
+        """One call of advance; returns (rewards, terminated) per lane and sets the observations."""
         inputs = self._inputs(starting, seeds)
         states = self._states if self._states is not None else self._empty_states(inputs)
-        self._states, obs, terminated, winner, turn, points = self._advance(
+        self._states, obs, rewards, terminated, winner, turn, points = self._advance(
             states, inputs, jnp.asarray(starting), jnp.asarray(actions, jnp.int32))
         self._obs = np.asarray(obs)
         self._masks = self._obs[:, MASK_SLICE[0]:MASK_SLICE[1]] > 0.5
-        winner = np.asarray(winner)
-        self._info = {"action_mask": self._masks.copy(), "turn": np.asarray(turn), "winner": winner,
+        self._info = {"action_mask": self._masks.copy(), "turn": np.asarray(turn), "winner": np.asarray(winner),
                       "points": np.asarray(points)}
         self._decisions[starting] = 0
-        return np.asarray(terminated), winner
+        return np.asarray(rewards), np.asarray(terminated)
 
     def reset(self, *, seed: SeedArgument = None, options: Optional[dict] = None):
         super().reset(seed=seed if isinstance(seed, (int, np.integer)) else None)
@@ -145,14 +143,12 @@ class TcgJaxVectorEnv(VectorEnv):
             raise ValueError(f"env {bad} of envs {np.flatnonzero(~legal).tolist()} with illegal actions: "
                              f"{illegal_action_message(int(actions[bad]), self._masks[bad])}; nothing was played")
         # an illegal action (illegal_action="lose") is played too: play ends that game as a loss
-        terminated, winner = self._run(starting, [None] * self.num_envs, actions)
+        rewards, terminated = self._run(starting, [None] * self.num_envs, actions)
         moved = ~starting
         illegal = moved & ~legal
         self._decisions[moved & legal] += 1
         terminated = moved & terminated
         truncated = moved & ~terminated & (self._decisions >= self.max_decisions)
-        won, lost = terminated & (winner == 0), terminated & (winner == 1)
-        assert not np.any(terminated & ~(won | lost | (winner == DRAW))), winner
-        rewards = np.where(won, 1.0, np.where(lost, -1.0, 0.0)).astype(np.float32)
+        rewards = np.where(moved, rewards, np.float32(0.0))  # a starting lane's step gives 0
         self._needs_reset = terminated | truncated
         return self._obs.copy(), rewards, terminated, truncated, {**self._info, "illegal_action": illegal}
