@@ -75,3 +75,74 @@ def test_replay_reproduces_the_reported_divergence(capsys):
 def test_seeds_must_match_episodes():
     with pytest.raises(ValueError, match="3 episodes but 2 seeds"):
         run(toy_backends.Counter(), episodes=3, seeds=[1, 2])
+
+
+class _Logged(toy_backends.Counter):
+    """A Counter that writes each reset, and each batched rollout, into a shared log."""
+
+    def __init__(self, log: list, label: str, **kwargs):
+        super().__init__(**kwargs)
+        self.log, self.label = log, label
+
+    def reset(self, seed: int):
+        self.log.append((self.label, seed))
+        return super().reset(seed)
+
+
+class _LoggedBatch(_Logged):
+    def rollout(self, seeds, actions):
+        from shared.verification.l3 import play_actions
+
+        self.log.append(("rollout", list(seeds)))
+        return [play_actions(toy_backends.Counter(), seed, episode_actions)
+                for seed, episode_actions in zip(seeds, actions, strict=True)]
+
+
+def test_step_by_step_translations_are_compared_one_episode_at_a_time():
+    # Only one episode's trajectories are held: the translation replays episode i before the
+    # reference plays episode i + 1.
+    log: list = []
+    result = compare_rollouts(_Logged(log, "reference"), _Logged(log, "translation"), env_name="toy", episodes=3,
+                              seeds=[7, 8, 9], action_source=uniform_discrete(2))
+    assert result.episodes == 3 and result.episode_lengths == [50, 50, 50]
+    assert log == [("reference", 7), ("translation", 7), ("reference", 8), ("translation", 8),
+                   ("reference", 9), ("translation", 9)]
+
+
+def test_a_divergence_stops_before_later_episodes_are_played():
+    log: list = []
+    with pytest.raises(L3Divergence) as caught:
+        compare_rollouts(_Logged(log, "reference"), _Logged(log, "translation", bug_at=17), env_name="toy",
+                         episodes=4, action_source=uniform_discrete(2))
+    assert caught.value.episode == 0
+    assert log == [("reference", 0), ("translation", 0)]
+
+
+def test_batched_translations_get_all_episodes_at_once_unless_told_otherwise():
+    log: list = []
+    compare_rollouts(toy_backends.Counter(), _LoggedBatch(log, "translation"), env_name="toy", episodes=5,
+                     action_source=uniform_discrete(2))
+    assert log == [("rollout", [0, 1, 2, 3, 4])]
+    log.clear()
+    result = compare_rollouts(toy_backends.Counter(), _LoggedBatch(log, "translation"), env_name="toy", episodes=5,
+                              action_source=uniform_discrete(2), episodes_per_batch=2)
+    assert log == [("rollout", [0, 1]), ("rollout", [2, 3]), ("rollout", [4])]
+    assert result.steps == 5 * 50 and len(result.episode_returns) == 5
+
+
+def test_a_later_episode_divergence_names_that_episode():
+    # The bug only shows in episode 2 (seed 2): the batches before it pass, the report names it.
+    class BuggyFromSeed2(toy_backends.Counter):
+        def reset(self, seed: int):
+            self.bug_at = 17 if seed == 2 else None
+            return super().reset(seed)
+
+    for per_batch in (1, 2, 5):
+        with pytest.raises(L3Divergence) as caught:
+            run(BuggyFromSeed2(), episodes_per_batch=per_batch)
+        assert (caught.value.episode, caught.value.seed, caught.value.divergence.step) == (2, 2, 17)
+
+
+def test_episodes_per_batch_must_be_positive():
+    with pytest.raises(ValueError, match="episodes_per_batch must be at least 1"):
+        run(toy_backends.Counter(), episodes_per_batch=0)
