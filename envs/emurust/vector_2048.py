@@ -26,6 +26,8 @@ from gymnasium.utils import seeding
 from gymnasium.vector import AutoresetMode
 from gymnasium.vector.utils import batch_space
 
+from shared.vector_actions import check_discrete_actions
+
 from . import game2048
 from .build_ext import load_core
 
@@ -167,20 +169,10 @@ class Game2048RustVectorEnv(gymnasium.vector.VectorEnv):
         self._needs_reset = False
         return observations, {"score": scores.copy(), "_score": everyone}
 
-    def _check_actions(self, actions) -> np.ndarray:
-        array = np.asarray(actions)
-        if array.shape != (self.num_envs,) or not np.issubdtype(array.dtype, np.integer):
-            raise ValueError(
-                f"actions must be an integer array of shape ({self.num_envs},), got {array.dtype} {array.shape}"
-            )
-        if array.size and (array.min() < 0 or array.max() >= self.single_action_space.n):
-            raise ValueError(f"actions must be in 0..{self.single_action_space.n - 1}, got {array.tolist()}")
-        return array
-
     def step(self, actions):
         if self._needs_reset:
             raise RuntimeError("call reset() before step()")
-        actions = self._check_actions(actions)
+        actions = check_discrete_actions(actions, self.num_envs, self.single_action_space.n)
         resetting = self._autoreset.copy() if self.autoreset_mode == AutoresetMode.NEXT_STEP else np.zeros(
             self.num_envs, dtype=bool)
         stepping = ~resetting

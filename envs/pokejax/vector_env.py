@@ -26,6 +26,7 @@ from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
 from shared.episode_seeds import EpisodeSeeds, SeedArgument
+from shared.vector_actions import check_discrete_actions
 
 from .gym_envs import ILLEGAL_ACTION_MODES, _shared_env
 from .jax import battle as jb
@@ -129,24 +130,11 @@ class PokeJaxVectorEnv(VectorEnv):
 
     # -- step ------------------------------------------------------------------------------------
 
-    def _check_actions(self, actions: Any) -> np.ndarray:
-        array = np.asarray(actions)
-        if array.shape != (self.num_envs,) or not np.issubdtype(array.dtype, np.integer):
-            raise ValueError(
-                f"actions must be an integer array of shape ({self.num_envs},), got {array.dtype} {array.shape}"
-            )
-        out_of_range = (array < 0) | (array >= jb.NUM_ACTIONS)
-        if np.any(out_of_range):
-            raise ValueError(
-                f"actions out of range in envs {np.flatnonzero(out_of_range).tolist()}: "
-                f"{array[out_of_range].tolist()}; actions are 0-3 (moves) and 4-8 (switches)"
-            )
-        return array.astype(np.int32)
-
     def step(self, actions: Any):
         if not self._started:
             raise RuntimeError("call reset() before step()")
-        actions = self._check_actions(actions)
+        actions = check_discrete_actions(actions, self.num_envs, jb.NUM_ACTIONS,
+                                         "actions are 0-3 (moves) and 4-8 (switches)")
         resetting = self._needs_reset.copy()
         legal = self._masks[np.arange(self.num_envs), actions] | resetting
         if not np.all(legal) and self.illegal_action == "raise":

@@ -188,7 +188,7 @@ def test_native_vector_env_plays_the_single_envs_episodes():
         (np.array([0.0, 1.0, 2.0]), "integer array"),
         (np.array([[0, 1, 2]]), r"shape \(3,\)"),
         (None, "integer array"),
-        (np.array([0, 9, -1]), r"out of range in envs \[1, 2\]"),
+        (np.array([0, 9, -1]), r"out of range \[0, 9\) in envs \[1, 2\]: \[9, -1\]; actions are 0-3"),
     ],
 )
 def test_native_vector_env_refuses_bad_actions(actions, message):
