@@ -33,6 +33,7 @@ from envs.tcgjax.reference import actions as A
 from envs.tcgjax.reference.config import RuleConfig
 from envs.tcgjax.reference.observation import MASK_SLICE, OBS_SIZE
 from shared.episode_seeds import EpisodeSeeds, SeedArgument
+from shared.vector_actions import check_discrete_actions
 
 
 @functools.cache
@@ -73,8 +74,9 @@ class TcgJaxVectorEnv(VectorEnv):
         if int(num_envs) < 1:
             raise ValueError(f"num_envs must be at least 1, got {num_envs}")
         check_arguments(decks, illegal_action, config)
-        self._filler = episode_inputs(decks, 0)
         self.num_envs = int(num_envs)
+        filler = episode_inputs(decks, 0)
+        self._filler_batch = tuple(jnp.asarray(np.stack([part] * self.num_envs)) for part in filler)
         self.decks, self.illegal_action, self.config, self.max_decisions = decks, illegal_action, config, max_decisions
         self._advance, self._empty_states = _batched_functions(bool(gather))
         self.single_observation_space = spaces.Box(0.0, 1.0, shape=(OBS_SIZE,), dtype=np.float32)
@@ -91,12 +93,18 @@ class TcgJaxVectorEnv(VectorEnv):
 
     # -- decks -----------------------------------------------------------------------------------
 
-    def _inputs(self, starting: np.ndarray, seeds: Sequence[Optional[int]]) -> tuple[np.ndarray, ...]:
+    def _inputs(self, starting: np.ndarray, seeds: Sequence[Optional[int]]) -> tuple[Any, ...]:
         """new_episode's arguments for every lane: a new episode's in the starting lanes, seed 0's in
-        the others (a game computed, then not selected)."""
-        lanes = [episode_inputs(self.decks, self._seeds.episode_seed(i, seeds[i])) if starting[i] else self._filler
-                 for i in range(self.num_envs)]
-        return tuple(np.stack([lane[k] for lane in lanes]) for k in range(len(self._filler)))
+        the others (a game computed, then not selected). Most steps start no episode: they pass the
+        same seed-0 batch, kept on the device."""
+        if not starting.any():
+            return self._filler_batch
+        batch = tuple(np.array(part) for part in self._filler_batch)
+        for lane in np.flatnonzero(starting):
+            for part, value in zip(batch, episode_inputs(self.decks, self._seeds.episode_seed(lane, seeds[lane])),
+                                   strict=True):
+                part[lane] = value
+        return batch
 
     # -- reset and step --------------------------------------------------------------------------
 
@@ -121,21 +129,10 @@ class TcgJaxVectorEnv(VectorEnv):
         self._started = True
         return self._obs.copy(), dict(self._info)
 
-    def _check_actions(self, actions: Any) -> np.ndarray:
-        array = np.asarray(actions)
-        if array.shape != (self.num_envs,) or not np.issubdtype(array.dtype, np.integer):
-            raise ValueError(
-                f"actions must be an integer array of shape ({self.num_envs},), got {array.dtype} {array.shape}")
-        out_of_range = (array < 0) | (array >= A.NUM_ACTIONS)
-        if np.any(out_of_range):
-            raise ValueError(f"actions out of range [0, {A.NUM_ACTIONS}) in envs "
-                             f"{np.flatnonzero(out_of_range).tolist()}: {array[out_of_range].tolist()}")
-        return array.astype(np.int32)
-
     def step(self, actions: Any):
         if not self._started:
             raise RuntimeError("call reset() before step()")
-        actions = self._check_actions(actions)
+        actions = check_discrete_actions(actions, self.num_envs, A.NUM_ACTIONS)
         starting = self._needs_reset.copy()
         legal = self._masks[np.arange(self.num_envs), actions] | starting
         if not np.all(legal) and self.illegal_action == "raise":

@@ -4,6 +4,8 @@ evolutions, Fossils, Abilities and Trainers."""
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 from envs.tcgjax.reference.cards import ENERGY_TYPES, CardPool, load_pool
@@ -39,6 +41,17 @@ def fixed_deck(name: str, pool: CardPool | None = None) -> Deck:
     return deck
 
 
+@functools.lru_cache(maxsize=4)
+def _deck_parts(pool: CardPool) -> tuple[tuple[tuple[tuple[int, ...], str], ...], tuple[int, ...]]:
+    """A pool's deck-building material, computed once per pool (otherwise most of a random deck's
+    cost, and a vector env deals two decks per new episode): every complete evolution line that is
+    not all Fossils, with its last stage's type, and every Trainer that is not a Fossil."""
+    lines = tuple((tuple(line), pool[line[-1]].type) for line in _lines(pool)
+                  if not all(pool[i].is_fossil for i in line))
+    trainers = tuple(c.index for c in pool.playable() if c.category == "Trainer" and not c.is_fossil)
+    return lines, trainers
+
+
 def _lines(pool: CardPool) -> list[list[int]]:
     """Every complete evolution line (Basic or Fossil first), one card index per stage."""
     playable = [c for c in pool.playable() if c.is_pokemon or c.is_fossil]
@@ -65,8 +78,8 @@ def random_deck(seed: int, pool: CardPool | None = None) -> Deck:
     pool = pool or load_pool()
     rng = np.random.default_rng(seed)
     types = tuple(str(t) for t in rng.choice(ENERGY_TYPES, size=int(rng.integers(1, 3)), replace=False))
-    lines = [line for line in _lines(pool) if pool[line[-1]].type in types + ("Colorless",)
-             and not all(pool[i].is_fossil for i in line)]
+    all_lines, trainers = _deck_parts(pool)
+    lines = [line for line, line_type in all_lines if line_type in types + ("Colorless",)]
     rng.shuffle(lines)
     cards: list[int] = []
     names: dict[str, int] = {}
@@ -82,7 +95,6 @@ def random_deck(seed: int, pool: CardPool | None = None) -> Deck:
             continue
         for depth, index in enumerate(line):
             add(index, 1 if depth == 2 else 2)
-    trainers = [c.index for c in pool.playable() if c.category == "Trainer" and not c.is_fossil]
     while len(cards) < 20:
         add(int(rng.choice(trainers)), 2)
         if len(cards) < 20 and len(set(names)) > 40:
