@@ -1,7 +1,8 @@
 """L2: the functional JAX env batched (vmap over 64 battles, jitted), in gen1randombattle (the format L4
-trains on): Showdown's random battles played on both backends, and a long batched rollout. Its own
-file (one pytest process per file under Pants): the batched step is a program of its own, minutes to
-compile on 2 cores, which nothing in l2_gym_envs.py uses."""
+trains on): Showdown's random battles played on both backends, and a long batched rollout. The batched
+step is a program of its own, minutes to compile on 2 cores; under Pants this file runs in one pytest
+process with l2_gym_envs.py and the README's examples (tests/BUILD), which play the same batched
+random battles (whichever of the two traces it second finds it in the persistent compilation cache)."""
 
 from __future__ import annotations
 

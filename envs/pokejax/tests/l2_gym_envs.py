@@ -135,13 +135,14 @@ def test_bad_illegal_action_mode():
 
 @POKEJAX.covers("battle")
 def test_vector_env():
-    envs = gymnasium.make_vec("envport/PokeJax-v0", num_envs=2)
+    # 3 envs, as every vector env of this file: the batched step compiles once per batch size
+    envs = gymnasium.make_vec("envport/PokeJax-v0", num_envs=3)
     assert isinstance(envs.unwrapped, PokeJaxVectorEnv), "make_vec's default is the native vector env"
     obs, info = envs.reset(seed=0)
-    assert obs.shape == (2, OBS_SIZE)
+    assert obs.shape == (3, OBS_SIZE)
     actions = np.array([int(np.flatnonzero(m)[0]) for m in info["legal_mask"]])
     obs, reward, terminated, truncated, info = envs.step(actions)
-    assert obs.shape == (2, OBS_SIZE) and reward.shape == (2,)
+    assert obs.shape == (3, OBS_SIZE) and reward.shape == (3,)
     envs.close()
 
 
@@ -203,19 +204,19 @@ def test_native_vector_env_refuses_bad_actions(actions, message):
 
 @POKEJAX.covers("battle")
 def test_native_vector_env_refuses_an_illegal_action_before_stepping_anything():
-    envs = gymnasium.make_vec("envport/PokeJax-v0", num_envs=2)
+    envs = gymnasium.make_vec("envport/PokeJax-v0", num_envs=3)
     single = gymnasium.make("envport/PokeJax-v0")
     try:
         illegal = _play_until_something_is_illegal(single, 1)
-        _, info = envs.reset(seed=[1, 2])
-        # env 0 replays the single env's legal switches up to the same point; env 1 switches too
+        _, info = envs.reset(seed=[1, 2, 3])
+        # env 0 replays the single env's legal switches up to the same point; envs 1 and 2 switch too
         while info["legal_mask"][0].all():
             actions = np.array([int(np.flatnonzero(mask)[-1]) for mask in info["legal_mask"]])
             _, _, _, _, info = envs.step(actions)
         before = envs.unwrapped._states
-        legal_for_1 = int(np.flatnonzero(info["legal_mask"][1])[0])
+        legal_for_others = [int(np.flatnonzero(mask)[0]) for mask in info["legal_mask"][1:]]
         with pytest.raises(ValueError, match=r"illegal actions in envs \[0\]"):
-            envs.step(np.array([illegal, legal_for_1]))
+            envs.step(np.array([illegal, *legal_for_others]))
         assert not info["legal_mask"][0][illegal]
         assert envs.unwrapped._states is before, "nothing was stepped"
     finally:
