@@ -5,11 +5,9 @@ order; `run_example` executes one in a fresh namespace, compiled under the READM
 line numbers, so that a traceback points at the README line that failed. Blocks that are not meant
 to run (shell commands, output) use another fence (```bash, ```text).
 
-    EXAMPLES = python_examples(README)
+An env's tests/test_readme.py is one line, a test parametrized over the README's examples:
 
-    @pytest.mark.parametrize("example", EXAMPLES, ids=str)
-    def test_readme_example(example):
-        run_example(example)
+    test_readme_example_runs = readme_test(Path(__file__).parents[1] / "README.md")
 """
 
 from __future__ import annotations
@@ -17,6 +15,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Callable
+
+import pytest
 
 # an opening fence (up to three spaces of indent, as CommonMark allows), then everything up to the
 # first closing fence of the same indent
@@ -59,3 +60,12 @@ def run_example(example: Example, namespace: dict | None = None) -> dict:
     padded = "\n" * (example.line - 1) + example.code
     exec(compile(padded, str(example.path), "exec"), namespace)  # noqa: S102  (running the docs is the point)
     return namespace
+
+
+def readme_test(markdown: Path | str) -> Callable[[Example], None]:
+    """A pytest test parametrized over the file's examples (ids README.md:LINE), each run alone."""
+    @pytest.mark.parametrize("example", python_examples(markdown), ids=str)
+    def test_readme_example_runs(example: Example) -> None:
+        run_example(example)
+
+    return test_readme_example_runs

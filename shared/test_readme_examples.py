@@ -6,7 +6,7 @@ import traceback
 
 import pytest
 
-from shared.readme_examples import python_examples, run_example
+from shared.readme_examples import python_examples, readme_test, run_example
 
 MARKDOWN = """# A README
 
@@ -78,3 +78,14 @@ def test_a_readme_without_examples_or_a_missing_one_is_an_error(tmp_path):
         python_examples(empty)
     with pytest.raises(FileNotFoundError, match="is it a dependency"):
         python_examples(tmp_path / "MISSING.md")
+
+
+def test_readme_test_is_parametrized_over_every_example(readme):
+    test = readme_test(readme)
+    (mark,) = (mark for mark in test.pytestmark if mark.name == "parametrize")
+    examples = mark.args[1]
+    assert examples == python_examples(readme)
+    assert [mark.kwargs["ids"](example) for example in examples] == [str(example) for example in examples]
+    test(examples[0])  # runs it
+    with pytest.raises(RuntimeError, match="fifth line"):
+        test(examples[2])

@@ -2,13 +2,6 @@
 
 from pathlib import Path
 
-import pytest
+from shared.readme_examples import readme_test
 
-from shared.readme_examples import python_examples, run_example
-
-EXAMPLES = python_examples(Path(__file__).parents[1] / "README.md")
-
-
-@pytest.mark.parametrize("example", EXAMPLES, ids=str)
-def test_readme_example_runs(example):
-    run_example(example)
+test_readme_example_runs = readme_test(Path(__file__).parents[1] / "README.md")
