@@ -27,9 +27,6 @@ import pytest
 from envs.emurust import game2048
 from envs.emurust.l3_backends import (
     PYBOY_FIRST_GAME_FRAME,
-    SUITE_FRAMES,
-    SUITE_ROMS,
-    TEST_ROMS,
     Scripted2048Inputs,
     assert_frame_field_equal,
     assert_same_frames,
@@ -399,15 +396,3 @@ def test_stack_accesses_to_the_timer_at_pyboys_moments(tmp_path):
         # The probes ran to their end (the stack back in work RAM) within the frames compared.
         assert pyboy._emulator.cpu_registers()["sp"] == 0xDFF0
         pyboy._emulator.close()
-
-
-@pytest.mark.parametrize("rom", SUITE_ROMS)
-def test_test_rom_suites_whole_state_every_frame(rom):
-    """Every test ROM (blargg's, mooneye's, dmg-acid2), no input, sound emulated on both: the screen
-    and the whole state equal to PyBoy's at every frame end of the first SUITE_FRAMES frames
-    (l3_sound_off_test.py runs them with the sound registers off on both)."""
-    assert_same_frames(pyboy_backend(TEST_ROMS / rom), rust_backend(TEST_ROMS / rom), SUITE_FRAMES)
-
-
-def test_suite_has_every_test_rom():
-    assert len(SUITE_ROMS) == 130, len(SUITE_ROMS)

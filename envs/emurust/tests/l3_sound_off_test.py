@@ -2,7 +2,7 @@
 configuration of the Gymnasium env's PyBoy backend and of the benchmark: its sound registers all
 read 0 and ignore writes) against ours with `sound_emulated=False` (the same rule,
 `Apu::registers_emulated`), every test ROM compared in the screen and the whole state at every frame
-end, as `l3_pyboy_test.py`'s sweep does with sound emulated on both.
+end, as `l3_suites_test.py` does with sound emulated on both.
 
 Every test ROM is equal in both configurations since the night of 2026-12-04: with the sound
 registers off from the stack's moments on (pop_timing was the last), with them emulated from
@@ -14,23 +14,13 @@ from __future__ import annotations
 
 import pytest
 
-from envs.emurust.l3_backends import (
-    SUITE_FRAMES,
-    SUITE_ROMS,
-    TEST_ROMS,
-    assert_same_frames,
-    pyboy_backend,
-    rust_backend,
-)
+from envs.emurust.l3_backends import SUITE_ROMS, TEST_ROMS, pyboy_backend, rust_backend
+from envs.emurust.tests.harness import assert_suite_rom_matches_pyboy
 
 
 @pytest.mark.parametrize("rom", SUITE_ROMS)
 def test_test_rom_suites_sound_off_whole_state_every_frame(rom):
-    pyboy = pyboy_backend(TEST_ROMS / rom, sound_emulated=False)
-    try:
-        assert_same_frames(pyboy, rust_backend(TEST_ROMS / rom, sound_emulated=False), SUITE_FRAMES)
-    finally:
-        pyboy._emulator.close()
+    assert_suite_rom_matches_pyboy(rom, sound_emulated=False)
 
 
 def test_sound_off_reads_zero_on_both():
