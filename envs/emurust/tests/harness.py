@@ -33,16 +33,3 @@ def core():
 
 def new_gameboy(rom: Path):
     return core().GameBoy(rom.read_bytes())
-
-
-def assert_suite_rom_matches_pyboy(rom: str, sound_emulated: bool) -> None:
-    """L3's sweep for one test ROM of `l3_backends.SUITE_ROMS`, no input: the screen and the whole
-    state equal to PyBoy's at every frame end of the first SUITE_FRAMES frames, with the sound
-    registers emulated on both or off on both (PyBoy's `sound_emulated`)."""
-    from envs.emurust.l3_backends import SUITE_FRAMES, TEST_ROMS, assert_same_frames, pyboy_backend, rust_backend
-
-    pyboy = pyboy_backend(TEST_ROMS / rom, sound_emulated=sound_emulated)
-    try:
-        assert_same_frames(pyboy, rust_backend(TEST_ROMS / rom, sound_emulated=sound_emulated), SUITE_FRAMES)
-    finally:
-        pyboy._emulator.close()

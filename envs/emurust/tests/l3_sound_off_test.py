@@ -15,7 +15,7 @@ from __future__ import annotations
 import pytest
 
 from envs.emurust.l3_backends import SUITE_ROMS, TEST_ROMS, pyboy_backend, rust_backend
-from envs.emurust.tests.harness import assert_suite_rom_matches_pyboy
+from envs.emurust.tests.suite_sweep import assert_suite_rom_matches_pyboy
 
 
 @pytest.mark.parametrize("rom", SUITE_ROMS)

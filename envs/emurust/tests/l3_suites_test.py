@@ -9,7 +9,7 @@ from __future__ import annotations
 import pytest
 
 from envs.emurust.l3_backends import SUITE_ROMS
-from envs.emurust.tests.harness import assert_suite_rom_matches_pyboy
+from envs.emurust.tests.suite_sweep import assert_suite_rom_matches_pyboy
 
 
 @pytest.mark.parametrize("rom", SUITE_ROMS)
