@@ -260,6 +260,7 @@ def compare_rollouts(
     *,
     env_name: str,
     episodes: int = 100,
+    first_episode: int = 0,
     seeds: Optional[Sequence[int]] = None,
     action_source: ActionSource,
     max_steps: int = 10_000,
@@ -277,8 +278,15 @@ def compare_rollouts(
     Episodes are played and compared `episodes_per_batch` at a time, and only one batch's
     trajectories are held: an emulator's whole state at every frame of 100 episodes is some 10 GiB.
     By default a translation with the `rollout` fast path gets all episodes in one batch (that is
-    what makes it fast), any other one episode at a time."""
-    seeds = list(range(episodes)) if seeds is None else list(seeds)
+    what makes it fast), any other one episode at a time.
+
+    `first_episode` numbers the episodes from there: episodes `first_episode` to `first_episode +
+    episodes - 1` are played, each with the action stream and (unless `seeds` is given) the seed
+    that number has in a whole run. So a long comparison can be split into ranges, run in separate
+    processes, that together play exactly the episodes of one run."""
+    if first_episode < 0:
+        raise ValueError(f"first_episode must be at least 0, got {first_episode}")
+    seeds = list(range(first_episode, first_episode + episodes)) if seeds is None else list(seeds)
     if len(seeds) != episodes:
         raise ValueError(f"{episodes} episodes but {len(seeds)} seeds")
     batched = hasattr(translation, "rollout")
@@ -289,14 +297,16 @@ def compare_rollouts(
     compared: set[str] = set()
     lengths: list[int] = []
     returns: list[float] = []
-    for first in range(0, episodes, episodes_per_batch):
-        batch = range(first, min(first + episodes_per_batch, episodes))
+    last = first_episode + episodes
+    for first in range(first_episode, last, episodes_per_batch):
+        batch = range(first, min(first + episodes_per_batch, last))
         played = []
         for episode in batch:
-            played.append(play_reference(reference, seeds[episode], episode, action_source, max_steps, action_seed))
+            seed = seeds[episode - first_episode]
+            played.append(play_reference(reference, seed, episode, action_source, max_steps, action_seed))
             if progress:
                 progress(episode)
-        batch_seeds = [seeds[episode] for episode in batch]
+        batch_seeds = [seeds[episode - first_episode] for episode in batch]
         if batched:
             translated = translation.rollout(batch_seeds, [np.asarray(actions) for _, actions in played])
         else:

@@ -146,3 +146,37 @@ def test_a_later_episode_divergence_names_that_episode():
 def test_episodes_per_batch_must_be_positive():
     with pytest.raises(ValueError, match="episodes_per_batch must be at least 1"):
         run(toy_backends.Counter(), episodes_per_batch=0)
+
+
+def test_ranges_of_episodes_play_exactly_the_episodes_of_one_run():
+    # Two ranges, as two processes would run them, reset the same seeds in the same order and
+    # choose the same actions as one run of all the episodes.
+    whole: list = []
+    whole_result = compare_rollouts(_Logged(whole, "reference"), toy_backends.Counter(), env_name="toy", episodes=5,
+                                    action_source=uniform_discrete(2))
+    split: list = []
+    results = [compare_rollouts(_Logged(split, "reference"), toy_backends.Counter(), env_name="toy", episodes=n,
+                                first_episode=first, action_source=uniform_discrete(2))
+               for first, n in ((0, 2), (2, 3))]
+    assert split == whole == [("reference", seed) for seed in range(5)]
+    assert results[0].episode_returns + results[1].episode_returns == whole_result.episode_returns
+    # A range that started at 0 again would replay other action streams' episodes.
+    assert compare_rollouts(toy_backends.Counter(), toy_backends.Counter(), env_name="toy", episodes=3,
+                            action_source=uniform_discrete(2)).episode_returns != results[1].episode_returns
+
+
+def test_a_divergence_in_a_range_names_the_episode_by_its_number_in_the_whole_run():
+    class BuggyFromSeed3(toy_backends.Counter):
+        def reset(self, seed: int):
+            self.bug_at = 17 if seed == 3 else None
+            return super().reset(seed)
+
+    with pytest.raises(L3Divergence) as caught:
+        run(BuggyFromSeed3(), episodes=2, first_episode=2)
+    assert (caught.value.episode, caught.value.seed) == (3, 3)
+    assert "episode 3" in str(caught.value)
+
+
+def test_first_episode_must_not_be_negative():
+    with pytest.raises(ValueError, match="first_episode must be at least 0"):
+        run(toy_backends.Counter(), first_episode=-1)

@@ -27,7 +27,6 @@ import pytest
 from envs.emurust import game2048
 from envs.emurust.l3_backends import (
     PYBOY_FIRST_GAME_FRAME,
-    Scripted2048Inputs,
     assert_frame_field_equal,
     assert_same_frames,
     pyboy_backend,
@@ -39,9 +38,8 @@ from envs.emurust.l3_backends import (
 )
 from envs.emurust.reference.pyboy_ref import DOWN, LEFT, RIGHT, START, UP, PyBoyGameBoy
 from envs.emurust.rust_backend import RustGameBoy
+from envs.emurust.tests.episodes_2048 import compare_2048_episodes
 from shared.verification.l3 import compare_rollouts
-
-MOVES_PER_EPISODE = 50
 
 
 def test_frame_boundaries_and_first_frame_match_pyboy():
@@ -63,21 +61,11 @@ def test_frame_boundaries_and_first_frame_match_pyboy():
         assert pyboy.cpu_registers() == pyboy_registers(ours.cpu_registers()), f"frame {frame}"
 
 
-def test_2048_frame_by_frame_100_episodes():
-    inputs = Scripted2048Inputs(moves=MOVES_PER_EPISODE)
-    max_frames = (game2048.BOOT_FRAMES + game2048.MAX_START_DELAY + game2048.PRESS_FRAMES
-                  + game2048.START_SETTLE_FRAMES + MOVES_PER_EPISODE * game2048.FRAMES_PER_ACTION)
-    result = compare_rollouts(
-        pyboy_backend(),
-        rust_backend(),
-        env_name="emurust-2048",
-        episodes=100,
-        action_source=inputs,
-        max_steps=max_frames,
-        reference_factory="envs.emurust.l3_backends:pyboy_backend",
-        translation_factory="envs.emurust.l3_backends:rust_backend",
-    )
-    assert result.episodes == 100
+def test_2048_frame_by_frame_episodes_0_to_49():
+    # Episodes 50-99 are l3_2048_later_test.py's, run beside this file.
+    result = compare_2048_episodes(first_episode=0, episodes=50)
+    assert result.episodes == 50
+    assert result.steps > 50 * 50 * 24  # every episode played its 50 moves of 24 frames
 
 
 def test_tobutobugirl_scripted_run():
