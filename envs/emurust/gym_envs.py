@@ -22,11 +22,10 @@ import numpy as np
 from gymnasium import spaces
 
 from . import game2048
-from .reference.pyboy_ref import GREY_PALETTE
+from .emulator_env import EmulatorEnv
 from .vector_2048 import Game2048RustVectorEnv
 
 MAX_EPISODE_STEPS = 1000
-_GREYS = np.array([[(c >> 16) & 0xFF, (c >> 8) & 0xFF, c & 0xFF] for c in GREY_PALETTE], dtype=np.uint8)
 
 
 def _make_game(backend: str, render: bool, timing: str, sound_emulated: bool) -> game2048.Game2048:
@@ -45,7 +44,7 @@ def _make_game(backend: str, render: bool, timing: str, sound_emulated: bool) ->
     raise ValueError(f"unknown backend {backend!r}: 'pyboy' or 'rust'")
 
 
-class Game2048Env(gymnasium.Env):
+class Game2048Env(EmulatorEnv):
     metadata = {"render_modes": ["rgb_array"], "render_fps": 60 // game2048.FRAMES_PER_ACTION}
 
     def __init__(self, backend: str = "rust", render_mode: Optional[str] = None, timing: str = "pyboy",
@@ -84,14 +83,6 @@ class Game2048Env(gymnasium.Env):
         if terminated:
             self._needs_reset = True
         return observation, float(reward), terminated, False, {"score": self._game.score}
-
-    def render(self):
-        if self.render_mode != "rgb_array":
-            return None
-        return _GREYS[self._emulator.screen_shades()]
-
-    def close(self):
-        self._emulator.close()
 
 
 # `gymnasium.make_vec` of the Rust id builds N emulators stepped together in Rust (vector_2048.py);

@@ -1,0 +1,203 @@
+"""A Gymnasium env for any DMG ROM, on either emulator, same API:
+
+- `envport/GameBoy-v0`: PyBoy 2.8.1 (the reference);
+- `envport/GameBoyRust-v0`: envport's Rust emulator, by default in its PyBoy-compatible timing, so
+  that the same ROM, seed and actions give the same game on both.
+
+    env = gymnasium.make("envport/GameBoyRust-v0", rom="game.gb", actions=(0, A, LEFT, RIGHT),
+                         frames_per_action=8, reward=counter_increase(0xC0B1, size=2))
+
+Actions: `Discrete(len(actions))`, each entry a button mask (bit i = `BUTTONS[i]`: A, B, Select,
+Start, Right, Left, Up, Down), held for `press_frames` frames and then released for the rest of
+`frames_per_action` (`press_frames` defaults to all of them). Observation: "wram", the 8 KiB of work
+RAM (0xC000-0xDFFF) as uint8, or "screen", the last frame as DMG shades (144, 160), 0 white to 3
+black. Reward: `reward(wram_before, wram_after)` over the work RAM around the step (`counter_increase`
+builds the usual one: the increase of a score counter); `terminated(wram)` ends an episode. Neither
+given: reward 0, no end (registered with a 1,000-step TimeLimit).
+
+Seeding, as in 2048 (game2048.py): the emulators are deterministic, so an episode's randomness is
+when it starts. The game boots once, runs `start_frames` frames and is saved; each reset loads that
+state and waits 0 to `max_start_delay - 1` frames (from the env's np_random) with no buttons held,
+then plays `reset_inputs` (button masks, one a frame: e.g. START held on a title screen, then
+released), so that the agent starts where the game does.
+
+Both backends start where the game's first frame starts (PyBoy runs its boot ROM's 64 frames first,
+which the env adds). Every frame's whole machine state is equal on both in the PyBoy-compatible timing
+(L3), so work-RAM observations and rewards are too. The screen is too once the game has drawn over the
+boot logo, which PyBoy's boot ROM leaves in video RAM and ours does not draw (L3 copies it in; most
+games clear video RAM before the first frame they show).
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Callable, Optional, Sequence, Union
+
+import gymnasium
+import numpy as np
+from gymnasium import spaces
+
+from .emulator_env import EmulatorEnv
+from .game2048 import PYBOY_BOOT_ROM_FRAMES
+from .reference.pyboy_ref import BUTTONS, SCREEN_SHAPE, WRAM
+
+A, B, SELECT, START, RIGHT, LEFT, UP, DOWN = (1 << i for i in range(len(BUTTONS)))
+# No button, each button alone, and A with each direction (jumping sideways in a platformer).
+DEFAULT_ACTIONS = (0, A, B, SELECT, START, RIGHT, LEFT, UP, DOWN, A | RIGHT, A | LEFT)
+OBSERVATIONS = ("wram", "screen")
+MAX_EPISODE_STEPS = 1000
+WRAM_SIZE = WRAM[1] - WRAM[0]
+
+Reward = Callable[[np.ndarray, np.ndarray], float]
+Terminated = Callable[[np.ndarray], bool]
+
+
+def counter_increase(address: int, size: int = 1, byteorder: str = "little") -> Reward:
+    """A reward: how much the unsigned counter of `size` bytes at `address` (in work RAM) grew in the
+    step (negative when it fell, e.g. at a game's restart)."""
+    if not WRAM[0] <= address <= WRAM[1] - size or size < 1:
+        raise ValueError(f"a counter of {size} bytes at {address:#06x} is not in work RAM "
+                         f"({WRAM[0]:#06x}-{WRAM[1] - 1:#06x})")
+    if byteorder not in ("little", "big"):
+        raise ValueError(f"byteorder must be 'little' or 'big', got {byteorder!r}")
+    offset = address - WRAM[0]
+
+    def reward(before: np.ndarray, after: np.ndarray) -> float:
+        value = int.from_bytes(after[offset:offset + size].tobytes(), byteorder)
+        return float(value - int.from_bytes(before[offset:offset + size].tobytes(), byteorder))
+
+    return reward
+
+
+def _make_emulator(backend: str, rom: Path, render: bool, timing: str, sound_emulated: bool):
+    if backend == "pyboy":
+        from .reference.pyboy_ref import PyBoyGameBoy
+
+        return PyBoyGameBoy(rom, render=render, sound_emulated=sound_emulated)
+    if backend == "rust":
+        from .rust_backend import RustGameBoy
+
+        if timing not in ("pyboy", "dmg"):
+            raise ValueError(f"timing must be 'pyboy' or 'dmg', got {timing!r}")
+        return RustGameBoy(rom, render=render, power_on=timing, sound_emulated=sound_emulated)
+    raise ValueError(f"unknown backend {backend!r}: 'pyboy' or 'rust'")
+
+
+def _is_button_mask(mask) -> bool:
+    return isinstance(mask, (int, np.integer)) and not isinstance(mask, (bool, np.bool_)) and 0 <= mask <= 0xFF
+
+
+def _check_count(name: str, value, least: int) -> int:
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)) or value < least:
+        raise ValueError(f"{name} must be an int >= {least}, got {value!r}")
+    return int(value)
+
+
+class GameBoyRomEnv(EmulatorEnv):
+    metadata = {"render_modes": ["rgb_array"], "render_fps": 60}
+
+    def __init__(self, rom: Union[str, os.PathLike, None] = None, backend: str = "rust", *,
+                 observation: str = "wram", actions: Sequence[int] = DEFAULT_ACTIONS, frames_per_action: int = 4,
+                 press_frames: Optional[int] = None, reward: Optional[Reward] = None,
+                 terminated: Optional[Terminated] = None, start_frames: int = 1, max_start_delay: int = 64,
+                 reset_inputs: Sequence[int] = (), render_mode: Optional[str] = None, timing: str = "pyboy", sound_emulated: bool = False):
+        """`timing` (Rust backend): "pyboy" = PyBoy-compatible, the same game as PyBoy's frame for
+        frame; "dmg" = the hardware's. `sound_emulated` (both): False = the sound registers read 0 and
+        ignore writes (PyBoy's fastest configuration); True = emulated."""
+        if rom is None:
+            raise ValueError("rom: give the path of a Game Boy ROM (.gb), e.g. gymnasium.make(id, rom='game.gb')")
+        if observation not in OBSERVATIONS:
+            raise ValueError(f"observation must be one of {OBSERVATIONS}, got {observation!r}")
+        if render_mode not in (None, "rgb_array"):
+            raise ValueError(f"render_mode must be None or 'rgb_array', got {render_mode!r}")
+        if not isinstance(sound_emulated, (bool, np.bool_)):
+            raise ValueError(f"sound_emulated must be a bool, got {sound_emulated!r}")
+        self.actions = tuple(actions)
+        if not self.actions or not all(map(_is_button_mask, self.actions)):
+            raise ValueError(f"actions must be a non-empty sequence of button masks 0..255, got {actions!r}")
+        self.reset_inputs = tuple(reset_inputs)
+        if not all(map(_is_button_mask, self.reset_inputs)):
+            raise ValueError(f"reset_inputs must be a sequence of button masks 0..255, got {reset_inputs!r}")
+        self.frames_per_action = _check_count("frames_per_action", frames_per_action, 1)
+        self.press_frames = self.frames_per_action if press_frames is None else _check_count(
+            "press_frames", press_frames, 1)
+        if self.press_frames > self.frames_per_action:
+            raise ValueError(f"press_frames ({self.press_frames}) exceeds frames_per_action ({self.frames_per_action})")
+        self.start_frames = _check_count("start_frames", start_frames, 1)
+        self.max_start_delay = _check_count("max_start_delay", max_start_delay, 1)
+        for name, function in (("reward", reward), ("terminated", terminated)):
+            if function is not None and not callable(function):
+                raise ValueError(f"{name} must be callable or None, got {function!r}")
+        self._reward, self._terminated = reward, terminated
+        self.backend, self.observation, self.render_mode = backend, observation, render_mode
+        self.action_space = spaces.Discrete(len(self.actions))
+        if observation == "wram":
+            self.observation_space = spaces.Box(0, 255, shape=(WRAM_SIZE,), dtype=np.uint8)
+        else:
+            self.observation_space = spaces.Box(0, 3, shape=SCREEN_SHAPE, dtype=np.uint8)
+        self._emulator = _make_emulator(backend, Path(rom), observation == "screen" or render_mode is not None,
+                                        timing, bool(sound_emulated))
+        # PyBoy runs its boot ROM first; ours starts at the game's first instruction (l3_backends).
+        self._boot_frames = self.start_frames + (PYBOY_BOOT_ROM_FRAMES if backend == "pyboy" else 0)
+        self._start_state: Optional[bytes] = None
+        self._wram = np.zeros(WRAM_SIZE, dtype=np.uint8)
+        self._needs_reset = True
+
+    def _read_wram(self) -> np.ndarray:
+        return np.frombuffer(self._emulator.read_memory(*WRAM), dtype=np.uint8).copy()
+
+    def _observe(self) -> np.ndarray:
+        return self._wram.copy() if self.observation == "wram" else self._emulator.screen_shades()
+
+    def _run(self, frames: int) -> None:
+        if frames:
+            self._emulator.run_frames(frames)
+
+    def reset(self, *, seed: Optional[int] = None, options: Optional[dict] = None):
+        super().reset(seed=seed)
+        if self._start_state is None:
+            self._emulator.set_buttons(0)
+            self._run(self._boot_frames)
+            self._start_state = self._emulator.save_state()
+        delay = int(self.np_random.integers(self.max_start_delay))
+        self._emulator.load_state(self._start_state)
+        self._emulator.set_buttons(0)
+        # At least one frame, so that the screen observed is one this episode drew.
+        self._run(delay + 1)
+        for buttons in self.reset_inputs:
+            self._emulator.set_buttons(buttons)
+            self._run(1)
+        self._emulator.set_buttons(0)
+        self._wram = self._read_wram()
+        self._needs_reset = False
+        return self._observe(), {"start_delay": delay}
+
+    def step(self, action):
+        if self._needs_reset:
+            raise RuntimeError("call reset() before step()")
+        if not self.action_space.contains(action):
+            raise ValueError(f"action must be an int in 0..{self.action_space.n - 1}, got {action!r}")
+        before = self._wram
+        self._emulator.set_buttons(self.actions[int(action)])
+        self._run(self.press_frames)
+        self._emulator.set_buttons(0)
+        self._run(self.frames_per_action - self.press_frames)
+        self._wram = self._read_wram()
+        reward = 0.0 if self._reward is None else self._reward(before, self._wram)
+        if not isinstance(reward, (int, float, np.integer, np.floating)) or not np.isfinite(reward):
+            raise ValueError(f"the reward function returned {reward!r}; it must return a finite number")
+        terminated = bool(self._terminated(self._wram)) if self._terminated is not None else False
+        if terminated:
+            self._needs_reset = True
+        return self._observe(), float(reward), terminated, False, {}
+
+
+def register_envs() -> None:
+    for env_id, backend in (("envport/GameBoy-v0", "pyboy"), ("envport/GameBoyRust-v0", "rust")):
+        if env_id not in gymnasium.registry:
+            gymnasium.register(env_id, entry_point=GameBoyRomEnv, kwargs={"backend": backend},
+                               max_episode_steps=MAX_EPISODE_STEPS)
+
+
+register_envs()

@@ -1,0 +1,155 @@
+"""L2: the Gymnasium env for any ROM (`rom_env.py`, `envport/GameBoy-v0` and `envport/GameBoyRust-v0`):
+Gymnasium's checker, the same episodes on both emulators, seeding, and its refusals."""
+
+from __future__ import annotations
+
+import gymnasium
+import numpy as np
+import pytest
+from gymnasium.utils.env_checker import check_env
+
+from envs.emurust import rom_env
+from envs.emurust.game2048 import HERE
+from envs.emurust.reference.pyboy_ref import GREY_PALETTE
+from envs.emurust.rom_env import DOWN, LEFT, RIGHT, START, UP, A, GameBoyRomEnv, counter_increase
+
+GAMES = HERE / "data" / "roms" / "games"
+MMUSZKOW_2048 = GAMES / "2048-mmuszkow" / "2048.gb"
+TOBU = GAMES / "tobutobugirl" / "tobutobugirl.gb"
+IDS = {"pyboy": "envport/GameBoy-v0", "rust": "envport/GameBoyRust-v0"}
+# mmuszkow's 2048 (data/roms/SOURCES.md): score u16 LE at 0xC2E9, shown on screen as "SCORE". START
+# on its title screen begins a game; it misses presses shorter than about 8 frames (L3's run of it).
+GAME_2048 = dict(actions=(UP, DOWN, LEFT, RIGHT), frames_per_action=40, press_frames=10, start_frames=120,
+                 reset_inputs=[START] * 5 + [0] * 60, reward=counter_increase(0xC2E9, size=2))
+# Tobu Tobu Girl: kills u8 at 0xC0B1.
+TOBU_GAME = dict(actions=(0, START, A, LEFT, RIGHT, A | LEFT, A | RIGHT), frames_per_action=10,
+                 reward=counter_increase(0xC0B1))
+
+
+def play(backend: str, rom, seed: int, steps: int, **kwargs):
+    env = gymnasium.make(IDS[backend], rom=rom, **kwargs)
+    observation, info = env.reset(seed=seed)
+    observations, rewards = [observation], []
+    rng = np.random.default_rng(seed)
+    for _ in range(steps):
+        observation, reward, terminated, truncated, _ = env.step(int(rng.integers(env.action_space.n)))
+        observations.append(observation)
+        rewards.append(reward)
+        if terminated or truncated:
+            break
+    env.close()
+    return info["start_delay"], np.array(observations), np.array(rewards)
+
+
+@pytest.mark.parametrize("backend", ["pyboy", "rust"])
+@pytest.mark.parametrize("observation", ["wram", "screen"])
+def test_gymnasium_checker_passes(backend, observation):
+    env = GameBoyRomEnv(MMUSZKOW_2048, backend, observation=observation, **GAME_2048)
+    check_env(env, skip_render_check=True)
+    env.close()
+
+
+@pytest.mark.parametrize("observation", ["wram", "screen"])
+@pytest.mark.parametrize("rom, game, seed", [(MMUSZKOW_2048, GAME_2048, 3), (TOBU, TOBU_GAME, 5)],
+                         ids=["2048-mmuszkow", "tobutobugirl"])
+def test_both_emulators_play_the_same_episode(rom, game, seed, observation):
+    ours = play("rust", rom, seed, 200, observation=observation, **game)
+    pyboys = play("pyboy", rom, seed, 200, observation=observation, **game)
+    assert ours[0] == pyboys[0]
+    assert ours[1].shape == pyboys[1].shape == ((201, 0x2000) if observation == "wram" else (201, 144, 160))
+    for step, (a, b) in enumerate(zip(ours[1], pyboys[1], strict=True)):
+        assert np.array_equal(a, b), f"observation after step {step}"
+    assert np.array_equal(ours[2], pyboys[2])
+    # The episode moves: the observation changes, and 2048's score rises.
+    assert len({o.tobytes() for o in ours[1]}) > 20
+    if rom == MMUSZKOW_2048:
+        assert ours[2].sum() > 0
+
+
+def test_the_same_seed_gives_the_same_episode_and_seeds_differ():
+    first, again = (play("rust", MMUSZKOW_2048, 11, 60, **GAME_2048) for _ in range(2))
+    assert first[0] == again[0]
+    assert np.array_equal(first[1], again[1]) and np.array_equal(first[2], again[2])
+    delays = {play("rust", MMUSZKOW_2048, seed, 0, **GAME_2048)[0] for seed in range(8)}
+    assert len(delays) > 1
+
+
+def test_terminated_ends_the_episode_until_reset():
+    # Ends when 2048's score first passes 0.
+    env = GameBoyRomEnv(MMUSZKOW_2048, "rust", terminated=lambda wram: wram[0x2E9] | wram[0x2EA] != 0, **GAME_2048)
+    env.reset(seed=3)
+    rng = np.random.default_rng(3)
+    for _ in range(200):
+        _, reward, terminated, _, _ = env.step(int(rng.integers(env.action_space.n)))
+        if terminated:
+            break
+    assert terminated and reward > 0, "no score in 200 moves"
+    with pytest.raises(RuntimeError, match="reset"):
+        env.step(0)
+    env.reset(seed=3)
+    env.step(0)
+    env.close()
+
+
+def test_render_draws_the_screen_in_the_grey_palette():
+    env = GameBoyRomEnv(TOBU, "rust", observation="screen", render_mode="rgb_array", **TOBU_GAME)
+    observation, _ = env.reset(seed=0)
+    image = env.render()
+    assert image.shape == (144, 160, 3) and image.dtype == np.uint8
+    greys = np.array([[(c >> 16) & 0xFF, (c >> 8) & 0xFF, c & 0xFF] for c in GREY_PALETTE])
+    assert np.array_equal(image, greys[observation])
+    env.close()
+
+
+@pytest.mark.parametrize("kwargs, error, message", [
+    ({"rom": None}, ValueError, "path of a Game Boy ROM"),
+    ({"rom": "no/such.gb"}, FileNotFoundError, "ROM not found"),
+    ({"backend": "mame"}, ValueError, "unknown backend"),
+    ({"timing": "cgb"}, ValueError, "timing must be"),
+    ({"observation": "vram"}, ValueError, "observation must be one of"),
+    ({"actions": ()}, ValueError, "non-empty sequence of button masks"),
+    ({"actions": (0, 256)}, ValueError, "button masks 0..255"),
+    ({"actions": (0, -1)}, ValueError, "button masks 0..255"),
+    ({"actions": (True,)}, ValueError, "button masks 0..255"),
+    ({"reset_inputs": (START, 300)}, ValueError, "reset_inputs must be a sequence of button masks"),
+    ({"frames_per_action": 0}, ValueError, "frames_per_action must be an int >= 1"),
+    ({"frames_per_action": 4, "press_frames": 5}, ValueError, "exceeds frames_per_action"),
+    ({"max_start_delay": 0}, ValueError, "max_start_delay must be an int >= 1"),
+    ({"start_frames": 2.5}, ValueError, "start_frames must be an int"),
+    ({"reward": 3}, ValueError, "reward must be callable"),
+    ({"render_mode": "human"}, ValueError, "render_mode must be"),
+    ({"sound_emulated": "yes"}, ValueError, "sound_emulated must be a bool"),
+])
+def test_bad_settings_are_refused(kwargs, error, message):
+    settings = {"rom": MMUSZKOW_2048, "backend": "rust"} | kwargs
+    with pytest.raises(error, match=message):
+        GameBoyRomEnv(**settings)
+
+
+@pytest.mark.parametrize("backend", ["pyboy", "rust"])
+@pytest.mark.parametrize("bad_reward", [float("nan"), float("inf"), "1", None], ids=["nan", "inf", "str", "none"])
+def test_bad_actions_and_rewards_are_refused(backend, bad_reward):
+    env = GameBoyRomEnv(MMUSZKOW_2048, backend, reward=lambda before, after: bad_reward)
+    with pytest.raises(RuntimeError, match="reset"):
+        env.step(0)
+    env.reset(seed=0)
+    for action in (-1, len(rom_env.DEFAULT_ACTIONS), 1.5, np.array([0, 1])):
+        with pytest.raises(ValueError, match="action must be an int"):
+            env.step(action)
+    with pytest.raises(ValueError, match="finite number"):
+        env.step(0)
+    env.close()
+
+
+def test_counter_increase_reads_the_counter_in_work_ram():
+    before, after = np.zeros(0x2000, np.uint8), np.zeros(0x2000, np.uint8)
+    before[0x10:0x12] = [0xFF, 0x00]  # 255, little endian
+    after[0x10:0x12] = [0x01, 0x01]  # 257
+    assert counter_increase(0xC010, size=2)(before, after) == 2.0
+    assert counter_increase(0xC010, size=2, byteorder="big")(before, after) == 0x0101 - 0xFF00
+    assert counter_increase(0xC011)(before, after) == 1.0
+    for address, size in ((0xBFFF, 1), (0xDFFF, 2), (0xE000, 1), (0xC000, 0)):
+        with pytest.raises(ValueError, match="not in work RAM"):
+            counter_increase(address, size)
+    with pytest.raises(ValueError, match="byteorder"):
+        counter_increase(0xC000, byteorder="middle")
