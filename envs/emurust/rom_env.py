@@ -31,6 +31,7 @@ games clear video RAM before the first frame they show).
 from __future__ import annotations
 
 import os
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Optional, Sequence, Union
 
@@ -94,6 +95,70 @@ def _check_count(name: str, value, least: int) -> int:
     return int(value)
 
 
+@dataclass(frozen=True)
+class RomTask:
+    """A game as an RL task, checked: what the single env and the vector env (rom_vector_env.py) both
+    play. `RomTask.checked` refuses bad settings with a message naming them."""
+
+    observation: str
+    actions: tuple[int, ...]
+    frames_per_action: int
+    press_frames: int
+    reward: Optional[Reward]
+    terminated: Optional[Terminated]
+    start_frames: int
+    max_start_delay: int
+    reset_inputs: tuple[int, ...]
+
+    @classmethod
+    def checked(cls, observation: str = "wram", actions: Sequence[int] = DEFAULT_ACTIONS, frames_per_action: int = 4,
+                press_frames: Optional[int] = None, reward: Optional[Reward] = None,
+                terminated: Optional[Terminated] = None, start_frames: int = 1, max_start_delay: int = 64,
+                reset_inputs: Sequence[int] = ()) -> RomTask:
+        if observation not in OBSERVATIONS:
+            raise ValueError(f"observation must be one of {OBSERVATIONS}, got {observation!r}")
+        actions = tuple(actions)
+        if not actions or not all(map(_is_button_mask, actions)):
+            raise ValueError(f"actions must be a non-empty sequence of button masks 0..255, got {actions!r}")
+        reset_inputs = tuple(reset_inputs)
+        if not all(map(_is_button_mask, reset_inputs)):
+            raise ValueError(f"reset_inputs must be a sequence of button masks 0..255, got {reset_inputs!r}")
+        frames_per_action = _check_count("frames_per_action", frames_per_action, 1)
+        press_frames = frames_per_action if press_frames is None else _check_count("press_frames", press_frames, 1)
+        if press_frames > frames_per_action:
+            raise ValueError(f"press_frames ({press_frames}) exceeds frames_per_action ({frames_per_action})")
+        for name, function in (("reward", reward), ("terminated", terminated)):
+            if function is not None and not callable(function):
+                raise ValueError(f"{name} must be callable or None, got {function!r}")
+        return cls(observation, tuple(int(a) for a in actions), frames_per_action, press_frames, reward, terminated,
+                   _check_count("start_frames", start_frames, 1), _check_count("max_start_delay", max_start_delay, 1),
+                   tuple(int(b) for b in reset_inputs))
+
+    def observation_space(self) -> spaces.Box:
+        if self.observation == "wram":
+            return spaces.Box(0, 255, shape=(WRAM_SIZE,), dtype=np.uint8)
+        return spaces.Box(0, 3, shape=SCREEN_SHAPE, dtype=np.uint8)
+
+    def reset_phases(self, generator: np.random.Generator) -> tuple[list[tuple[int, int]], int]:
+        """An episode's start as phases of (buttons, frames), from the state after `start_frames`:
+        a delay from `generator` with no buttons, at least one frame so that the screen observed
+        is one this episode drew; then `reset_inputs`, one a frame; then no buttons. And the delay."""
+        delay = int(generator.integers(self.max_start_delay))
+        return [(0, delay + 1)] + [(buttons, 1) for buttons in self.reset_inputs] + [(0, 0)], delay
+
+    def step_phases(self, action: int) -> list[tuple[int, int]]:
+        return [(self.actions[action], self.press_frames), (0, self.frames_per_action - self.press_frames)]
+
+    def reward_of(self, before: np.ndarray, after: np.ndarray) -> float:
+        reward = 0.0 if self.reward is None else self.reward(before, after)
+        if not isinstance(reward, (int, float, np.integer, np.floating)) or not np.isfinite(reward):
+            raise ValueError(f"the reward function returned {reward!r}; it must return a finite number")
+        return float(reward)
+
+    def is_terminated(self, wram: np.ndarray) -> bool:
+        return bool(self.terminated(wram)) if self.terminated is not None else False
+
+
 class GameBoyRomEnv(EmulatorEnv):
     metadata = {"render_modes": ["rgb_array"], "render_fps": 60}
 
@@ -101,45 +166,23 @@ class GameBoyRomEnv(EmulatorEnv):
                  observation: str = "wram", actions: Sequence[int] = DEFAULT_ACTIONS, frames_per_action: int = 4,
                  press_frames: Optional[int] = None, reward: Optional[Reward] = None,
                  terminated: Optional[Terminated] = None, start_frames: int = 1, max_start_delay: int = 64,
-                 reset_inputs: Sequence[int] = (), render_mode: Optional[str] = None, timing: str = "pyboy", sound_emulated: bool = False):
+                 reset_inputs: Sequence[int] = (), render_mode: Optional[str] = None, timing: str = "pyboy",
+                 sound_emulated: bool = False):
         """`timing` (Rust backend): "pyboy" = PyBoy-compatible, the same game as PyBoy's frame for
         frame; "dmg" = the hardware's. `sound_emulated` (both): False = the sound registers read 0 and
         ignore writes (PyBoy's fastest configuration); True = emulated."""
-        if rom is None:
-            raise ValueError("rom: give the path of a Game Boy ROM (.gb), e.g. gymnasium.make(id, rom='game.gb')")
-        if observation not in OBSERVATIONS:
-            raise ValueError(f"observation must be one of {OBSERVATIONS}, got {observation!r}")
+        check_rom_arguments(rom, sound_emulated)
+        self.task = RomTask.checked(observation, actions, frames_per_action, press_frames, reward, terminated,
+                                    start_frames, max_start_delay, reset_inputs)
         if render_mode not in (None, "rgb_array"):
             raise ValueError(f"render_mode must be None or 'rgb_array', got {render_mode!r}")
-        if not isinstance(sound_emulated, (bool, np.bool_)):
-            raise ValueError(f"sound_emulated must be a bool, got {sound_emulated!r}")
-        self.actions = tuple(actions)
-        if not self.actions or not all(map(_is_button_mask, self.actions)):
-            raise ValueError(f"actions must be a non-empty sequence of button masks 0..255, got {actions!r}")
-        self.reset_inputs = tuple(reset_inputs)
-        if not all(map(_is_button_mask, self.reset_inputs)):
-            raise ValueError(f"reset_inputs must be a sequence of button masks 0..255, got {reset_inputs!r}")
-        self.frames_per_action = _check_count("frames_per_action", frames_per_action, 1)
-        self.press_frames = self.frames_per_action if press_frames is None else _check_count(
-            "press_frames", press_frames, 1)
-        if self.press_frames > self.frames_per_action:
-            raise ValueError(f"press_frames ({self.press_frames}) exceeds frames_per_action ({self.frames_per_action})")
-        self.start_frames = _check_count("start_frames", start_frames, 1)
-        self.max_start_delay = _check_count("max_start_delay", max_start_delay, 1)
-        for name, function in (("reward", reward), ("terminated", terminated)):
-            if function is not None and not callable(function):
-                raise ValueError(f"{name} must be callable or None, got {function!r}")
-        self._reward, self._terminated = reward, terminated
         self.backend, self.observation, self.render_mode = backend, observation, render_mode
-        self.action_space = spaces.Discrete(len(self.actions))
-        if observation == "wram":
-            self.observation_space = spaces.Box(0, 255, shape=(WRAM_SIZE,), dtype=np.uint8)
-        else:
-            self.observation_space = spaces.Box(0, 3, shape=SCREEN_SHAPE, dtype=np.uint8)
+        self.action_space = spaces.Discrete(len(self.task.actions))
+        self.observation_space = self.task.observation_space()
         self._emulator = _make_emulator(backend, Path(rom), observation == "screen" or render_mode is not None,
                                         timing, bool(sound_emulated))
         # PyBoy runs its boot ROM first; ours starts at the game's first instruction (l3_backends).
-        self._boot_frames = self.start_frames + (PYBOY_BOOT_ROM_FRAMES if backend == "pyboy" else 0)
+        self._boot_frames = self.task.start_frames + (PYBOY_BOOT_ROM_FRAMES if backend == "pyboy" else 0)
         self._start_state: Optional[bytes] = None
         self._wram = np.zeros(WRAM_SIZE, dtype=np.uint8)
         self._needs_reset = True
@@ -150,25 +193,20 @@ class GameBoyRomEnv(EmulatorEnv):
     def _observe(self) -> np.ndarray:
         return self._wram.copy() if self.observation == "wram" else self._emulator.screen_shades()
 
-    def _run(self, frames: int) -> None:
-        if frames:
-            self._emulator.run_frames(frames)
+    def _play(self, phases: Sequence[tuple[int, int]]) -> None:
+        for buttons, frames in phases:
+            self._emulator.set_buttons(buttons)
+            if frames:
+                self._emulator.run_frames(frames)
 
     def reset(self, *, seed: Optional[int] = None, options: Optional[dict] = None):
         super().reset(seed=seed)
         if self._start_state is None:
-            self._emulator.set_buttons(0)
-            self._run(self._boot_frames)
+            self._play([(0, self._boot_frames)])
             self._start_state = self._emulator.save_state()
-        delay = int(self.np_random.integers(self.max_start_delay))
+        phases, delay = self.task.reset_phases(self.np_random)
         self._emulator.load_state(self._start_state)
-        self._emulator.set_buttons(0)
-        # At least one frame, so that the screen observed is one this episode drew.
-        self._run(delay + 1)
-        for buttons in self.reset_inputs:
-            self._emulator.set_buttons(buttons)
-            self._run(1)
-        self._emulator.set_buttons(0)
+        self._play(phases)
         self._wram = self._read_wram()
         self._needs_reset = False
         return self._observe(), {"start_delay": delay}
@@ -179,24 +217,38 @@ class GameBoyRomEnv(EmulatorEnv):
         if not self.action_space.contains(action):
             raise ValueError(f"action must be an int in 0..{self.action_space.n - 1}, got {action!r}")
         before = self._wram
-        self._emulator.set_buttons(self.actions[int(action)])
-        self._run(self.press_frames)
-        self._emulator.set_buttons(0)
-        self._run(self.frames_per_action - self.press_frames)
+        self._play(self.task.step_phases(int(action)))
         self._wram = self._read_wram()
-        reward = 0.0 if self._reward is None else self._reward(before, self._wram)
-        if not isinstance(reward, (int, float, np.integer, np.floating)) or not np.isfinite(reward):
-            raise ValueError(f"the reward function returned {reward!r}; it must return a finite number")
-        terminated = bool(self._terminated(self._wram)) if self._terminated is not None else False
+        reward = self.task.reward_of(before, self._wram)
+        terminated = self.task.is_terminated(self._wram)
         if terminated:
             self._needs_reset = True
-        return self._observe(), float(reward), terminated, False, {}
+        return self._observe(), reward, terminated, False, {}
+
+
+def check_rom_arguments(rom, sound_emulated) -> None:
+    if rom is None:
+        raise ValueError("rom: give the path of a Game Boy ROM (.gb), e.g. gymnasium.make(id, rom='game.gb')")
+    if not Path(rom).is_file():
+        raise FileNotFoundError(f"Game Boy ROM not found: {rom}")
+    if not isinstance(sound_emulated, (bool, np.bool_)):
+        raise ValueError(f"sound_emulated must be a bool, got {sound_emulated!r}")
+
+
+def _rust_vector_env(num_envs: int, **kwargs):
+    """`gymnasium.make_vec` of the Rust id: N emulators stepped together in Rust (rom_vector_env.py,
+    imported here because it builds on this module); vectorization_mode="sync"/"async" still wraps
+    N single envs."""
+    from .rom_vector_env import GameBoyRomRustVectorEnv
+
+    return GameBoyRomRustVectorEnv(num_envs, **kwargs)
 
 
 def register_envs() -> None:
     for env_id, backend in (("envport/GameBoy-v0", "pyboy"), ("envport/GameBoyRust-v0", "rust")):
         if env_id not in gymnasium.registry:
             gymnasium.register(env_id, entry_point=GameBoyRomEnv, kwargs={"backend": backend},
+                               vector_entry_point=_rust_vector_env if backend == "rust" else None,
                                max_episode_steps=MAX_EPISODE_STEPS)
 
 

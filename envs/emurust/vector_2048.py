@@ -4,40 +4,35 @@
 point; `vectorization_mode="sync"` or `"async"` still gives Gymnasium's wrappers around N single
 envs). It is the same task as N `Game2048Env(backend="rust")` in a `SyncVectorEnv` with their
 `TimeLimit`: the same seeds give the same observations, rewards, terminations, truncations and
-scores (tests/l2_api_test.py compares the two step by step, autoresets included). What differs is
+scores (tests/l2_vector_env_test.py compares the two step by step, autoresets and infos included). What differs is
 the work per step: every env's 24 frames run in one call, in parallel on Rayon's threads with the
 GIL released, and the boards are read and decoded for the whole batch with NumPy.
 
-Seeding follows `SyncVectorEnv`: `reset(seed=s)` seeds env i with s + i (`reset(seed=[...])`
-gives each its own); the start delay of each episode comes from that env's own generator.
-Autoreset: `autoreset_mode` NEXT_STEP (Gymnasium's default) or SAME_STEP, with the same
-semantics as `SyncVectorEnv`; SAME_STEP puts the last observation of a finished episode in
-`info["final_obs"]` and its score in `info["final_info"]["score"]`.
+Seeding, autoreset (NEXT_STEP or SAME_STEP, the latter with the finished episode's score in
+`info["final_info"]["score"]`), time limit and infos are those of `SyncVectorEnv`
+(phased_vector_env.py, shared with the any-ROM vector env).
 """
 
 from __future__ import annotations
 
-from typing import Any, Optional, Sequence, Union
+from typing import Optional, Union
 
 import gymnasium
 import numpy as np
 from gymnasium import spaces
-from gymnasium.utils import seeding
 from gymnasium.vector import AutoresetMode
 from gymnasium.vector.utils import batch_space
 
-from shared.vector_actions import check_discrete_actions
-
 from . import game2048
-from .build_ext import load_core
+from .phased_vector_env import PhasedVectorEnv
 
 BOARD_CELLS = game2048.BOARD_SIDE * game2048.BOARD_SIDE
 # One read covers the board (25 x u16) and the score (u16) a few bytes after it.
 RAM_START = game2048.BOARD_ADDRESS
 RAM_STOP = game2048.SCORE_ADDRESS + 2
 SCORE_OFFSET = game2048.SCORE_ADDRESS - RAM_START
-# A step and a reset as phases of (buttons, frames); a step pads to the reset's three phases.
-STEP_FRAMES = (game2048.PRESS_FRAMES, game2048.FRAMES_PER_ACTION - game2048.PRESS_FRAMES, 0)
+# A step's two phases' frames: the move's button held, then released.
+STEP_FRAMES = (game2048.PRESS_FRAMES, game2048.FRAMES_PER_ACTION - game2048.PRESS_FRAMES)
 ACTION_MASKS = np.array(game2048.ACTION_BUTTONS, dtype=np.uint8)
 
 
@@ -59,10 +54,8 @@ def decode(ram: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     return observations, scores, ~movable
 
 
-class Game2048RustVectorEnv(gymnasium.vector.VectorEnv):
+class Game2048RustVectorEnv(PhasedVectorEnv):
     """`num_envs` games of 2048 on the Rust emulator, stepped together (see the module docstring)."""
-
-    metadata = {"render_modes": [], "autoreset_mode": AutoresetMode.NEXT_STEP}
 
     def __init__(
         self,
@@ -79,23 +72,9 @@ class Game2048RustVectorEnv(gymnasium.vector.VectorEnv):
         """`timing` and `sound_emulated` as for `Game2048Env` ("pyboy": PyBoy-compatible, the
         default; "dmg"; sound registers off by default). `threads`: Rayon threads (0 = one per
         core). `max_episode_steps`: truncation, as Gymnasium's `TimeLimit` (None = never)."""
-        if backend != "rust":
-            raise ValueError(f"the vector env runs the Rust emulator only, got backend={backend!r}")
-        if render_mode is not None:
-            raise ValueError("the vector env does not render; use vectorization_mode='sync' with render_mode='rgb_array'")
-        if timing not in ("pyboy", "dmg"):
-            raise ValueError(f"timing must be 'pyboy' or 'dmg', got {timing!r}")
-        if not isinstance(num_envs, (int, np.integer)) or num_envs < 1:
-            raise ValueError(f"num_envs must be a positive int, got {num_envs!r}")
-        if max_episode_steps is not None and max_episode_steps < 1:
-            raise ValueError(f"max_episode_steps must be positive or None, got {max_episode_steps}")
-        self.autoreset_mode = AutoresetMode(autoreset_mode)
-        if self.autoreset_mode == AutoresetMode.DISABLED:
-            raise ValueError("autoreset_mode DISABLED is not supported: use NEXT_STEP or SAME_STEP")
-        self.metadata = {**self.metadata, "autoreset_mode": self.autoreset_mode}
-        self.num_envs = int(num_envs)
-        self.max_episode_steps = max_episode_steps
-        self.render_mode = None
+        super().__init__(num_envs, game2048.ROM_PATH.read_bytes(), boot_frames=game2048.BOOT_FRAMES, render=False,
+                         max_episode_steps=max_episode_steps, autoreset_mode=autoreset_mode, timing=timing,
+                         threads=threads, backend=backend, render_mode=render_mode, sound_emulated=sound_emulated)
         self.single_observation_space = spaces.Box(
             0, game2048.MAX_EXPONENT, shape=(game2048.BOARD_SIDE, game2048.BOARD_SIDE), dtype=np.uint8
         )
@@ -103,115 +82,25 @@ class Game2048RustVectorEnv(gymnasium.vector.VectorEnv):
         self.observation_space = batch_space(self.single_observation_space, self.num_envs)
         self.action_space = batch_space(self.single_action_space, self.num_envs)
 
-        self._vec = load_core().GameBoyVec(
-            game2048.ROM_PATH.read_bytes(), self.num_envs, threads=threads, render=False, power_on=timing,
-            sound_emulated=bool(sound_emulated),
-        )
-        self._title_state: Optional[bytes] = None
-        self._generators: list[np.random.Generator] = [seeding.np_random(None)[0] for _ in range(self.num_envs)]
-        self._scores = np.zeros(self.num_envs, dtype=np.int64)
-        self._elapsed = np.zeros(self.num_envs, dtype=np.int64)
-        self._autoreset = np.zeros(self.num_envs, dtype=bool)
-        self._needs_reset = True
+    def _reset_phases(self, generator: np.random.Generator):
+        """Wait a delay from the env's own generator on the title screen, press START, let the
+        first tiles settle."""
+        delay = int(generator.integers(game2048.MAX_START_DELAY))
+        phases = [(0, delay + 1), (game2048.START, game2048.PRESS_FRAMES), (0, game2048.START_SETTLE_FRAMES)]
+        return phases, {"start_delay": delay}
 
-    # -- emulation --------------------------------------------------------------------------------
+    def _step_phases(self, actions: np.ndarray):
+        return [[(int(ACTION_MASKS[action]), STEP_FRAMES[0]), (0, STEP_FRAMES[1])] for action in actions]
 
-    def _title(self) -> bytes:
-        """The title-screen state every episode starts from (booted once, in console 0)."""
-        if self._title_state is None:
-            frames = np.zeros((self.num_envs, 1), dtype=np.int64)
-            frames[0, 0] = game2048.BOOT_FRAMES
-            self._vec.run_phases(np.zeros((self.num_envs, 1), dtype=np.uint8), frames)
-            self._title_state = self._vec.save_state(0)
-        return self._title_state
+    def _read(self):
+        observations, scores, terminated = decode(self._vec.read_range(RAM_START, RAM_STOP))
+        return observations, np.stack([scores, terminated.astype(np.int64)], axis=1)
 
-    def _reset_phases(self, which: np.ndarray, buttons: np.ndarray, frames: np.ndarray) -> None:
-        """Loads the title screen into the consoles `which` and writes their reset phases: wait
-        a delay from their own generator, press START, let the first tiles settle."""
-        title = self._title()
-        for i in np.flatnonzero(which):
-            delay = int(self._generators[i].integers(game2048.MAX_START_DELAY))
-            self._vec.load_state(int(i), title)
-            buttons[i] = (0, game2048.START, 0)
-            frames[i] = (delay + 1, game2048.PRESS_FRAMES, game2048.START_SETTLE_FRAMES)
+    def _judge(self, before: np.ndarray, after: np.ndarray, stepping: np.ndarray):
+        return after[:, 0] - before[:, 0], after[:, 1].astype(bool)
 
-    def _run(self, buttons: np.ndarray, frames: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        self._vec.run_phases(buttons, frames)
-        return decode(self._vec.read_range(RAM_START, RAM_STOP))
-
-    def _reset_only(self, which: np.ndarray):
-        buttons = np.zeros((self.num_envs, 3), dtype=np.uint8)
-        frames = np.zeros((self.num_envs, 3), dtype=np.int64)
-        self._reset_phases(which, buttons, frames)
-        observations, scores, _ = self._run(buttons, frames)
-        self._scores[which] = scores[which]
-        self._elapsed[which] = 0
-        return observations, scores
-
-    # -- Gymnasium API ------------------------------------------------------------------------------
-
-    def reset(self, *, seed: Optional[Union[int, Sequence[Optional[int]]]] = None, options: Optional[dict] = None):
-        super().reset(seed=None)
-        if seed is None:
-            seeds: list[Optional[int]] = [None] * self.num_envs
-        elif isinstance(seed, (int, np.integer)):
-            seeds = [int(seed) + i for i in range(self.num_envs)]
-        else:
-            seeds = list(seed)
-            if len(seeds) != self.num_envs:
-                raise ValueError(f"seed has {len(seeds)} entries, expected num_envs={self.num_envs}")
-        for i, env_seed in enumerate(seeds):
-            if env_seed is not None:
-                self._generators[i] = seeding.np_random(env_seed)[0]
-        everyone = np.ones(self.num_envs, dtype=bool)
-        observations, scores = self._reset_only(everyone)
-        self._autoreset[:] = False
-        self._needs_reset = False
-        return observations, {"score": scores.copy(), "_score": everyone}
-
-    def step(self, actions):
-        if self._needs_reset:
-            raise RuntimeError("call reset() before step()")
-        actions = check_discrete_actions(actions, self.num_envs, self.single_action_space.n)
-        resetting = self._autoreset.copy() if self.autoreset_mode == AutoresetMode.NEXT_STEP else np.zeros(
-            self.num_envs, dtype=bool)
-        stepping = ~resetting
-        buttons = np.zeros((self.num_envs, 3), dtype=np.uint8)
-        frames = np.zeros((self.num_envs, 3), dtype=np.int64)
-        buttons[stepping, 0] = ACTION_MASKS[actions[stepping]]
-        frames[stepping] = STEP_FRAMES
-        self._reset_phases(resetting, buttons, frames)
-        observations, scores, terminated = self._run(buttons, frames)
-
-        rewards = np.where(stepping, scores - self._scores, 0).astype(np.float64)
-        self._scores = scores
-        self._elapsed = np.where(stepping, self._elapsed + 1, 0)
-        terminated &= stepping
-        if self.max_episode_steps is None:
-            truncated = np.zeros(self.num_envs, dtype=bool)
-        else:
-            truncated = stepping & (self._elapsed >= self.max_episode_steps)
-        finished = terminated | truncated
-        info: dict[str, Any] = {"score": scores.copy(), "_score": np.ones(self.num_envs, dtype=bool)}
-
-        if self.autoreset_mode == AutoresetMode.NEXT_STEP:
-            self._autoreset = finished
-        elif finished.any():  # SAME_STEP: the finished envs start again now
-            final_obs = np.empty(self.num_envs, dtype=object)
-            final_scores = np.zeros(self.num_envs, dtype=np.int64)
-            for i in np.flatnonzero(finished):
-                final_obs[i] = observations[i].copy()
-                final_scores[i] = scores[i]
-            new_observations, new_scores = self._reset_only(finished)
-            observations[finished] = new_observations[finished]
-            info["score"][finished] = new_scores[finished]
-            info["final_obs"], info["_final_obs"] = final_obs, finished.copy()
-            info["final_info"] = {"score": final_scores, "_score": finished.copy()}
-            info["_final_info"] = finished.copy()
-        return observations, rewards, terminated, truncated, info
-
-    def close_extras(self, **kwargs: Any) -> None:
-        self._vec = None
+    def _reading_info(self, reading: np.ndarray):
+        return {"score": reading[:, 0].copy()}
 
 
 class FlatFloatObservations(gymnasium.vector.VectorWrapper):
