@@ -16,7 +16,8 @@ Seeding follows `SyncVectorEnv`: `reset(seed=s)` seeds env i with s + i (`reset(
 each its own); each episode's start delay comes from that env's own generator. Autoreset:
 `autoreset_mode` NEXT_STEP (Gymnasium's default) or SAME_STEP, as `SyncVectorEnv` does them; SAME_STEP
 puts the last observation of a finished episode in `info["final_obs"]` and its step info in
-`info["final_info"]`.
+`info["final_info"]`. `render_mode="rgb_array"`: `render()` gives each env's screen, as
+`SyncVectorEnv.render` gives the single envs' frames.
 """
 
 from __future__ import annotations
@@ -31,23 +32,24 @@ from gymnasium.vector import AutoresetMode
 from shared.vector_actions import check_discrete_actions
 
 from .build_ext import load_core
+from .emulator_env import GREYS
 
 Phases = Sequence[tuple[int, int]]
 
 
 class PhasedVectorEnv(gymnasium.vector.VectorEnv):
-    metadata = {"render_modes": [], "autoreset_mode": AutoresetMode.NEXT_STEP}
+    metadata = {"render_modes": ["rgb_array"], "autoreset_mode": AutoresetMode.NEXT_STEP}
 
     def __init__(self, num_envs: int, rom: bytes, *, boot_frames: int, render: bool,
                  max_episode_steps: Optional[int], autoreset_mode: Union[AutoresetMode, str], timing: str,
                  threads: int, backend: str, render_mode: Optional[str], sound_emulated: bool):
         """`boot_frames`: frames from power-on (no buttons) to the state every episode starts
-        from. `render`: whether the consoles draw their screens. The rest as the subclasses
-        document them."""
+        from. `render`: whether the task's observation needs the consoles' screens drawn (they are
+        also drawn with `render_mode="rgb_array"`). The rest as the subclasses document them."""
         if backend != "rust":
             raise ValueError(f"the vector env runs the Rust emulator only, got backend={backend!r}")
-        if render_mode is not None:
-            raise ValueError("the vector env does not render; use vectorization_mode='sync' with render_mode='rgb_array'")
+        if render_mode not in (None, "rgb_array"):
+            raise ValueError(f"render_mode must be None or 'rgb_array', got {render_mode!r}")
         if timing not in ("pyboy", "dmg"):
             raise ValueError(f"timing must be 'pyboy' or 'dmg', got {timing!r}")
         if isinstance(num_envs, (bool, np.bool_)) or not isinstance(num_envs, (int, np.integer)) or num_envs < 1:
@@ -60,7 +62,8 @@ class PhasedVectorEnv(gymnasium.vector.VectorEnv):
         self.metadata = {**self.metadata, "autoreset_mode": self.autoreset_mode}
         self.num_envs = int(num_envs)
         self.max_episode_steps = max_episode_steps
-        self.render_mode = None
+        self.render_mode = render_mode
+        render = render or render_mode is not None
         self._vec = load_core().GameBoyVec(rom, self.num_envs, threads=threads, render=render, power_on=timing,
                                            sound_emulated=bool(sound_emulated))
         self._boot_frames = boot_frames
@@ -191,6 +194,13 @@ class PhasedVectorEnv(gymnasium.vector.VectorEnv):
             self._elapsed[finished] = 0
             self._with_reading_info(infos, new_reading, finished)
         return observations, rewards, terminated, truncated, infos
+
+    def render(self) -> Optional[tuple[np.ndarray, ...]]:
+        """With render_mode "rgb_array", each env's screen as RGB (144, 160, 3) in PyBoy's grey
+        palette, as `SyncVectorEnv.render` gives the single envs' frames; None otherwise."""
+        if self.render_mode != "rgb_array":
+            return None
+        return tuple(GREYS[self._vec.screens()])
 
     def close_extras(self, **kwargs: Any) -> None:
         self._vec = None

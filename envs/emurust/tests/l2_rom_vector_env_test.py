@@ -70,6 +70,30 @@ def test_vector_env_equals_sync_vector_env(mode, rom, game, observation):
     native.close()
 
 
+@pytest.mark.parametrize("observation", ["wram", "screen"])
+def test_render_gives_the_frames_of_sync_vector_envs(observation):
+    """render_mode="rgb_array": each env's screen in the grey palette, equal to the frames the
+    single envs render in SyncVectorEnv, through an autoreset; both draw every frame."""
+    kwargs = dict(rom=TOBU, observation=observation, render_mode="rgb_array", max_episode_steps=4, **TOBU_GAME)
+    sync = gymnasium.make_vec(ENV_ID, num_envs=2, vectorization_mode="sync", **kwargs)
+    native = gymnasium.make_vec(ENV_ID, num_envs=2, **kwargs)
+    sync.reset(seed=9)
+    native.reset(seed=9)
+    frames = []
+    for step in range(7):
+        a, b = sync.render(), native.render()
+        assert len(a) == len(b) == 2 and b[0].shape == (144, 160, 3) and b[0].dtype == np.uint8
+        for i in range(2):
+            np.testing.assert_array_equal(a[i], b[i], err_msg=f"step {step} env {i}")
+        frames.append(b[0].tobytes())
+        sync.step(np.array([2, 4]))
+        native.step(np.array([2, 4]))
+    assert len(set(frames)) > 1, "the screen changes"
+    assert GameBoyRomRustVectorEnv(1, TOBU).render() is None
+    sync.close()
+    native.close()
+
+
 def test_make_vec_gives_the_native_env_with_the_registered_time_limit():
     envs = gymnasium.make_vec(ENV_ID, num_envs=2, rom=TOBU, **TOBU_GAME)
     assert isinstance(envs, GameBoyRomRustVectorEnv) and envs.max_episode_steps == 1000
@@ -87,7 +111,7 @@ def test_make_vec_gives_the_native_env_with_the_registered_time_limit():
     ({"rom": "no/such.gb"}, FileNotFoundError, "ROM not found"),
     ({"num_envs": 0}, ValueError, "num_envs must be a positive int"),
     ({"backend": "pyboy"}, ValueError, "Rust emulator only"),
-    ({"render_mode": "rgb_array"}, ValueError, "does not render"),
+    ({"render_mode": "human"}, ValueError, "render_mode must be None or 'rgb_array'"),
     ({"timing": "cgb"}, ValueError, "timing must be"),
     ({"autoreset_mode": AutoresetMode.DISABLED}, ValueError, "DISABLED is not supported"),
     ({"max_episode_steps": 0}, ValueError, "max_episode_steps must be positive"),

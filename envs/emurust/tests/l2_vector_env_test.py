@@ -47,6 +47,28 @@ def test_vector_env_equals_sync_vector_env(mode):
     native.close()
 
 
+def test_render_gives_the_frames_of_sync_vector_envs():
+    """render_mode="rgb_array": each env's screen in the grey palette, equal to the frames the
+    single envs render in SyncVectorEnv, through an autoreset."""
+    sync = gymnasium.make_vec(ENV_ID, num_envs=2, vectorization_mode="sync", max_episode_steps=3,
+                              render_mode="rgb_array")
+    native = gymnasium.make_vec(ENV_ID, num_envs=2, max_episode_steps=3, render_mode="rgb_array")
+    sync.reset(seed=3)
+    native.reset(seed=3)
+    frames = []
+    for step in range(6):
+        a, b = sync.render(), native.render()
+        assert len(a) == len(b) == 2 and b[1].shape == (144, 160, 3)
+        for i in range(2):
+            np.testing.assert_array_equal(a[i], b[i], err_msg=f"step {step} env {i}")
+        frames.append(b[1].tobytes())
+        sync.step(np.array([0, step % 4]))
+        native.step(np.array([0, step % 4]))
+    assert len(set(frames)) > 1, "the board changes"
+    sync.close()
+    native.close()
+
+
 def test_vector_env_reset_seeds_like_sync_and_differ_between_seeds():
     native = Game2048RustVectorEnv(2)
     first, _ = native.reset(seed=5)
