@@ -32,9 +32,19 @@ from gymnasium.vector import AutoresetMode
 from shared.vector_actions import check_discrete_actions
 
 from .build_ext import load_core
-from .emulator_env import GREYS
+from .emulator_env import GREYS, load_start_state
 
 Phases = Sequence[tuple[int, int]]
+
+
+class _Console:
+    """Console `index` of a GameBoyVec, as one emulator for `load_start_state`."""
+
+    def __init__(self, vec, index: int):
+        self._vec, self._index = vec, index
+
+    def load_state(self, state: bytes) -> None:
+        self._vec.load_state(self._index, state)
 
 
 class PhasedVectorEnv(gymnasium.vector.VectorEnv):
@@ -42,10 +52,12 @@ class PhasedVectorEnv(gymnasium.vector.VectorEnv):
 
     def __init__(self, num_envs: int, rom: bytes, *, boot_frames: int, render: bool,
                  max_episode_steps: Optional[int], autoreset_mode: Union[AutoresetMode, str], timing: str,
-                 threads: int, backend: str, render_mode: Optional[str], sound_emulated: bool):
+                 threads: int, backend: str, render_mode: Optional[str], sound_emulated: bool,
+                 start_state: Optional[bytes] = None):
         """`boot_frames`: frames from power-on (no buttons) to the state every episode starts
-        from. `render`: whether the task's observation needs the consoles' screens drawn (they are
-        also drawn with `render_mode="rgb_array"`). The rest as the subclasses document them."""
+        from, unless `start_state` (a Rust `save_state()`) gives that state itself. `render`: whether
+        the task's observation needs the consoles' screens drawn (they are also drawn with
+        `render_mode="rgb_array"`). The rest as the subclasses document them."""
         if backend != "rust":
             raise ValueError(f"the vector env runs the Rust emulator only, got backend={backend!r}")
         if render_mode not in (None, "rgb_array"):
@@ -68,6 +80,9 @@ class PhasedVectorEnv(gymnasium.vector.VectorEnv):
                                            sound_emulated=bool(sound_emulated))
         self._boot_frames = boot_frames
         self._boot_state: Optional[bytes] = None
+        if start_state is not None:
+            load_start_state(_Console(self._vec, 0), start_state, backend)
+            self._boot_state = start_state
         self._generators: list[np.random.Generator] = [seeding.np_random(None)[0] for _ in range(self.num_envs)]
         self._reading: Optional[np.ndarray] = None
         self._elapsed = np.zeros(self.num_envs, dtype=np.int64)

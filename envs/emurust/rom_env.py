@@ -19,7 +19,8 @@ Seeding, as in 2048 (game2048.py): the emulators are deterministic, so an episod
 when it starts. The game boots once, runs `start_frames` frames and is saved; each reset loads that
 state and waits 0 to `max_start_delay - 1` frames (from the env's np_random) with no buttons held,
 then plays `reset_inputs` (button masks, one a frame: e.g. START held on a title screen, then
-released), so that the agent starts where the game does.
+released), so that the agent starts where the game does. `start_state` (what `save_state()` returns,
+or a file of it) replaces the boot: episodes start from that state, delay and reset inputs included.
 
 Both backends start where the game's first frame starts (PyBoy runs its boot ROM's 64 frames first,
 which the env adds). Every frame's whole machine state is equal on both in the PyBoy-compatible timing
@@ -39,7 +40,7 @@ import gymnasium
 import numpy as np
 from gymnasium import spaces
 
-from .emulator_env import EmulatorEnv
+from .emulator_env import EmulatorEnv, load_start_state
 from .game2048 import PYBOY_BOOT_ROM_FRAMES
 from .reference.pyboy_ref import BUTTONS, SCREEN_SHAPE, WRAM
 
@@ -52,6 +53,8 @@ WRAM_SIZE = WRAM[1] - WRAM[0]
 
 Reward = Callable[[np.ndarray, np.ndarray], float]
 Terminated = Callable[[np.ndarray], bool]
+# A save state (bytes) or the path of a file holding one.
+StartState = Union[bytes, str, os.PathLike, None]
 
 
 def counter_increase(address: int, size: int = 1, byteorder: str = "little") -> Reward:
@@ -85,6 +88,17 @@ def _make_emulator(backend: str, rom: Path, render: bool, timing: str, sound_emu
     raise ValueError(f"unknown backend {backend!r}: 'pyboy' or 'rust'")
 
 
+def _read_start_state(start_state: StartState) -> Optional[bytes]:
+    if start_state is None or isinstance(start_state, bytes):
+        return start_state
+    if isinstance(start_state, (str, os.PathLike)):
+        path = Path(start_state)
+        if not path.is_file():
+            raise FileNotFoundError(f"start_state file not found: {path}")
+        return path.read_bytes()
+    raise ValueError(f"start_state must be bytes, a file path or None, got {type(start_state).__name__}")
+
+
 def _is_button_mask(mask) -> bool:
     return isinstance(mask, (int, np.integer)) and not isinstance(mask, (bool, np.bool_)) and 0 <= mask <= 0xFF
 
@@ -109,12 +123,13 @@ class RomTask:
     start_frames: int
     max_start_delay: int
     reset_inputs: tuple[int, ...]
+    start_state: Optional[bytes] = None
 
     @classmethod
     def checked(cls, observation: str = "wram", actions: Sequence[int] = DEFAULT_ACTIONS, frames_per_action: int = 4,
                 press_frames: Optional[int] = None, reward: Optional[Reward] = None,
                 terminated: Optional[Terminated] = None, start_frames: int = 1, max_start_delay: int = 64,
-                reset_inputs: Sequence[int] = ()) -> RomTask:
+                reset_inputs: Sequence[int] = (), start_state: StartState = None) -> RomTask:
         if observation not in OBSERVATIONS:
             raise ValueError(f"observation must be one of {OBSERVATIONS}, got {observation!r}")
         actions = tuple(actions)
@@ -130,9 +145,12 @@ class RomTask:
         for name, function in (("reward", reward), ("terminated", terminated)):
             if function is not None and not callable(function):
                 raise ValueError(f"{name} must be callable or None, got {function!r}")
+        start_frames = _check_count("start_frames", start_frames, 1)
+        if start_state is not None and start_frames != 1:
+            raise ValueError("give start_state or start_frames, not both: a start state replaces the boot")
         return cls(observation, tuple(int(a) for a in actions), frames_per_action, press_frames, reward, terminated,
-                   _check_count("start_frames", start_frames, 1), _check_count("max_start_delay", max_start_delay, 1),
-                   tuple(int(b) for b in reset_inputs))
+                   start_frames, _check_count("max_start_delay", max_start_delay, 1),
+                   tuple(int(b) for b in reset_inputs), _read_start_state(start_state))
 
     def observation_space(self) -> spaces.Box:
         if self.observation == "wram":
@@ -166,14 +184,16 @@ class GameBoyRomEnv(EmulatorEnv):
                  observation: str = "wram", actions: Sequence[int] = DEFAULT_ACTIONS, frames_per_action: int = 4,
                  press_frames: Optional[int] = None, reward: Optional[Reward] = None,
                  terminated: Optional[Terminated] = None, start_frames: int = 1, max_start_delay: int = 64,
-                 reset_inputs: Sequence[int] = (), render_mode: Optional[str] = None, timing: str = "pyboy",
-                 sound_emulated: bool = False):
+                 reset_inputs: Sequence[int] = (), start_state: StartState = None,
+                 render_mode: Optional[str] = None, timing: str = "pyboy", sound_emulated: bool = False):
         """`timing` (Rust backend): "pyboy" = PyBoy-compatible, the same game as PyBoy's frame for
         frame; "dmg" = the hardware's. `sound_emulated` (both): False = the sound registers read 0 and
-        ignore writes (PyBoy's fastest configuration); True = emulated."""
+        ignore writes (PyBoy's fastest configuration); True = emulated. `start_state`: a state from
+        `save_state()` (bytes, or a file holding them) that every episode starts from instead of
+        the boot's `start_frames`; each emulator reads only its own states."""
         check_rom_arguments(rom, sound_emulated)
         self.task = RomTask.checked(observation, actions, frames_per_action, press_frames, reward, terminated,
-                                    start_frames, max_start_delay, reset_inputs)
+                                    start_frames, max_start_delay, reset_inputs, start_state)
         if render_mode not in (None, "rgb_array"):
             raise ValueError(f"render_mode must be None or 'rgb_array', got {render_mode!r}")
         self.backend, self.observation, self.render_mode = backend, observation, render_mode
@@ -184,8 +204,16 @@ class GameBoyRomEnv(EmulatorEnv):
         # PyBoy runs its boot ROM first; ours starts at the game's first instruction (l3_backends).
         self._boot_frames = self.task.start_frames + (PYBOY_BOOT_ROM_FRAMES if backend == "pyboy" else 0)
         self._start_state: Optional[bytes] = None
+        if self.task.start_state is not None:
+            load_start_state(self._emulator, self.task.start_state, backend)
+            self._start_state = self.task.start_state
         self._wram = np.zeros(WRAM_SIZE, dtype=np.uint8)
         self._needs_reset = True
+
+    def save_state(self) -> bytes:
+        """The emulator's whole state now: give it as `start_state` to start episodes here (in an
+        env on the same ROM and backend)."""
+        return self._emulator.save_state()
 
     def _read_wram(self) -> np.ndarray:
         return np.frombuffer(self._emulator.read_memory(*WRAM), dtype=np.uint8).copy()

@@ -25,7 +25,7 @@ from gymnasium.vector.utils import batch_space
 
 from .phased_vector_env import PhasedVectorEnv
 from .reference.pyboy_ref import WRAM
-from .rom_env import DEFAULT_ACTIONS, Reward, RomTask, Terminated, check_rom_arguments
+from .rom_env import DEFAULT_ACTIONS, Reward, RomTask, StartState, Terminated, check_rom_arguments
 
 
 class GameBoyRomRustVectorEnv(PhasedVectorEnv):
@@ -35,7 +35,8 @@ class GameBoyRomRustVectorEnv(PhasedVectorEnv):
                  actions: Sequence[int] = DEFAULT_ACTIONS, frames_per_action: int = 4,
                  press_frames: Optional[int] = None, reward: Optional[Reward] = None,
                  terminated: Optional[Terminated] = None, start_frames: int = 1, max_start_delay: int = 64,
-                 reset_inputs: Sequence[int] = (), max_episode_steps: Optional[int] = None,
+                 reset_inputs: Sequence[int] = (), start_state: StartState = None,
+                 max_episode_steps: Optional[int] = None,
                  autoreset_mode: Union[AutoresetMode, str] = AutoresetMode.NEXT_STEP, timing: str = "pyboy",
                  threads: int = 0, backend: str = "rust", render_mode: Optional[str] = None,
                  sound_emulated: bool = False):
@@ -43,11 +44,12 @@ class GameBoyRomRustVectorEnv(PhasedVectorEnv):
         core). `max_episode_steps`: truncation, as Gymnasium's `TimeLimit` (None = never)."""
         check_rom_arguments(rom, sound_emulated)
         self.task = RomTask.checked(observation, actions, frames_per_action, press_frames, reward, terminated,
-                                    start_frames, max_start_delay, reset_inputs)
+                                    start_frames, max_start_delay, reset_inputs, start_state)
         rom_bytes = Path(rom).read_bytes()
         super().__init__(num_envs, rom_bytes, boot_frames=self.task.start_frames, render=observation == "screen",
                          max_episode_steps=max_episode_steps, autoreset_mode=autoreset_mode, timing=timing,
-                         threads=threads, backend=backend, render_mode=render_mode, sound_emulated=sound_emulated)
+                         threads=threads, backend=backend, render_mode=render_mode, sound_emulated=sound_emulated,
+                         start_state=self.task.start_state)
         self.single_observation_space = self.task.observation_space()
         self.single_action_space = spaces.Discrete(len(self.task.actions))
         self.observation_space = batch_space(self.single_observation_space, self.num_envs)

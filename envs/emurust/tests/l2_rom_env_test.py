@@ -10,7 +10,7 @@ from gymnasium.utils.env_checker import check_env
 
 from envs.emurust import rom_env
 from envs.emurust.reference.pyboy_ref import GREY_PALETTE
-from envs.emurust.rom_env import START, GameBoyRomEnv, counter_increase
+from envs.emurust.rom_env import DOWN, LEFT, RIGHT, START, UP, GameBoyRomEnv, counter_increase
 
 from .rom_games import GAME_2048, MMUSZKOW_2048, TOBU, TOBU_GAME
 
@@ -144,3 +144,57 @@ def test_counter_increase_reads_the_counter_in_work_ram():
             counter_increase(address, size)
     with pytest.raises(ValueError, match="byteorder"):
         counter_increase(0xC000, byteorder="middle")
+
+
+@pytest.mark.parametrize("backend", ["pyboy", "rust"])
+def test_start_state_starts_episodes_where_it_was_saved(backend, tmp_path):
+    """An env started from another's save_state() (bytes, or a file) continues that game: with no
+    start delay, no reset inputs and one frame per step, its reset (one frame) and then the same
+    actions give the observations and rewards the saving env gets by going on."""
+    game = dict(GAME_2048, actions=(0, UP, DOWN, LEFT, RIGHT), frames_per_action=1, press_frames=1,
+                max_start_delay=1)  # action 0: no button, a frame like the reset's
+    saving = GameBoyRomEnv(MMUSZKOW_2048, backend, **game)
+    saving.reset(seed=1)
+    rng = np.random.default_rng(1)
+    for _ in range(300):
+        saving.step(int(rng.integers(5)))
+    state = saving.save_state()
+    (tmp_path / "start.state").write_bytes(state)
+    for start_state in (state, tmp_path / "start.state", str(tmp_path / "start.state")):
+        started = GameBoyRomEnv(MMUSZKOW_2048, backend, start_state=start_state, **{
+            k: v for k, v in game.items() if k not in ("start_frames", "reset_inputs")})
+        observation, info = started.reset(seed=5)
+        assert info["start_delay"] == 0
+        going_on = saving.save_state()
+        expected = saving.step(0)[0]
+        assert np.array_equal(observation, expected)
+        seen, rewards = set(), 0.0
+        moves = [[int(direction)] * 10 + [0] * 30 for direction in rng.integers(1, 5, 20)]
+        for action in np.concatenate(moves):  # a direction held 10 frames, then released: a move
+            a, b = saving.step(int(action)), started.step(int(action))
+            assert np.array_equal(a[0], b[0]) and a[1] == b[1]
+            seen.add(b[0].tobytes())
+            rewards += b[1]
+        assert len(seen) > 20 and rewards > 0, "the game went on: tiles moved and merged"
+        started.close()
+        saving._emulator.load_state(going_on)  # the saving env back where the next check starts
+    saving.close()
+
+
+def test_bad_start_states_are_refused(tmp_path):
+    rust = GameBoyRomEnv(MMUSZKOW_2048, "rust")
+    rust.reset(seed=0)
+    rust_state = rust.save_state()
+    with pytest.raises(ValueError, match="cannot be loaded into the pyboy emulator"):
+        GameBoyRomEnv(MMUSZKOW_2048, "pyboy", start_state=rust_state)
+    with pytest.raises(ValueError, match="cannot be loaded into the rust emulator.*different ROM"):
+        GameBoyRomEnv(TOBU, "rust", start_state=rust_state)
+    with pytest.raises(ValueError, match="cannot be loaded into the rust emulator"):
+        GameBoyRomEnv(MMUSZKOW_2048, "rust", start_state=rust_state[:-7])
+    with pytest.raises(FileNotFoundError, match="start_state file not found"):
+        GameBoyRomEnv(MMUSZKOW_2048, "rust", start_state=tmp_path / "none.state")
+    with pytest.raises(ValueError, match="start_state must be bytes"):
+        GameBoyRomEnv(MMUSZKOW_2048, "rust", start_state=123)
+    with pytest.raises(ValueError, match="not both"):
+        GameBoyRomEnv(MMUSZKOW_2048, "rust", start_state=rust_state, start_frames=120)
+    rust.close()

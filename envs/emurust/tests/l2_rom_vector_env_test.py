@@ -139,3 +139,32 @@ def test_bad_actions_seeds_and_rewards_are_refused():
     with pytest.raises(ValueError, match="finite number"):
         envs.step(np.zeros(2, np.int64))
     envs.close()
+
+
+def test_start_state_equals_sync_vector_envs_and_bad_ones_are_refused():
+    """Every env starts from the given save state (as the single envs do), and a state the Rust
+    emulator cannot take is refused when the vector env is built."""
+    single = GameBoyRomEnv(TOBU, "rust", **TOBU_GAME)
+    single.reset(seed=0)
+    for action in [2] * 30 + [6] * 30:  # play a while: jump, jump right
+        single.step(action)
+    state = single.save_state()
+    kwargs = dict(rom=TOBU, start_state=state, max_episode_steps=5, **TOBU_GAME)
+    sync = gymnasium.make_vec(ENV_ID, num_envs=2, vectorization_mode="sync", **kwargs)
+    native = gymnasium.make_vec(ENV_ID, num_envs=2, **kwargs)
+    (obs_a, info_a), (obs_b, info_b) = sync.reset(seed=3), native.reset(seed=3)
+    np.testing.assert_array_equal(obs_a, obs_b)
+    assert_same_info(info_a, info_b, "reset")
+    fresh, _ = GameBoyRomRustVectorEnv(2, TOBU, **TOBU_GAME).reset(seed=3)
+    assert not np.array_equal(obs_b, fresh), "the start state is not the boot"
+    for step in range(12):
+        out_a, out_b = sync.step(np.array([1, 5])), native.step(np.array([1, 5]))
+        for name, a, b in zip(("obs", "reward", "terminated", "truncated"), out_a[:4], out_b[:4], strict=True):
+            np.testing.assert_array_equal(a, b, err_msg=f"step {step} {name}")
+    with pytest.raises(ValueError, match="cannot be loaded into the rust emulator.*different ROM"):
+        GameBoyRomRustVectorEnv(2, MMUSZKOW_2048, start_state=state)
+    with pytest.raises(ValueError, match="cannot be loaded into the rust emulator"):
+        GameBoyRomRustVectorEnv(2, TOBU, start_state=b"not a state")
+    single.close()
+    sync.close()
+    native.close()
