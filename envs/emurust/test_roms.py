@@ -48,7 +48,7 @@ BOOT_ALLOWANCE_FRAMES = 100
 
 def run_until_serial(gb, words: tuple[str, ...], max_frames: int, step: int = 30) -> str:
     """Runs until one of `words` appears in the serial output (or the frame budget ends)."""
-    while gb.frame_count < max_frames:
+    for _ in range(0, max_frames, step):
         gb.run_frames(step)
         text = gb.serial_output.decode("latin-1")
         if any(word in text for word in words):
@@ -68,9 +68,10 @@ def blargg_memory_result(gb) -> tuple[int, str] | None:
 
 def run_until_memory_result(gb, max_frames: int) -> tuple[int, str] | None:
     """Runs until blargg's result block at $A000 is final (or the frame budget ends)."""
-    result = None
-    while result is None and gb.frame_count < max_frames:
+    result, run = None, 0
+    while result is None and run < max_frames:
         gb.run_frames(30)
+        run += 30
         result = blargg_memory_result(gb)
     return result
 
@@ -85,7 +86,7 @@ def background_text(gb) -> str:
 
 def mooneye_result(gb, max_frames: int = 600) -> str:
     """'pass', 'fail' or 'timeout' by the registers mooneye's tests set when they finish."""
-    while gb.frame_count < max_frames:
+    for _ in range(0, max_frames, 10):
         gb.run_frames(10)
         regs = gb.registers()
         values = tuple(regs[k] for k in "bcdehl")
@@ -205,9 +206,10 @@ def _memory_judge(gb, allowance):
 
 
 def _screen_judge(gb, allowance):
-    text = ""
-    while "Passed" not in text and "Failed" not in text and gb.frame_count < allowance:
+    text, run = "", 0
+    while "Passed" not in text and "Failed" not in text and run < allowance:
         gb.run_frames(30)
+        run += 30
         text = background_text(gb)
     if "Passed" in text:
         return True, "Passed"

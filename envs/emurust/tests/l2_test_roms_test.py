@@ -2,7 +2,8 @@
 
 - blargg: cpu_instrs (the 11 singles and the combined ROM), instr_timing, mem_timing (serial),
   mem_timing-2 and dmg_sound's 12 singles (result block at $A000), halt_bug (result printed on
-  screen only), and the three oam_bug singles that pass (the OAM bug itself is not emulated);
+  screen only), and seven of oam_bug's eight singles (the DMG's OAM corruption bug: which
+  instructions cause it, when in the scanline, and the patterns; 7-timing_effect is the exception);
 - mooneye acceptance: every ROM for the DMG ABC must pass (64 of 70); the 6 others test the boot
   state of other models (MOONEYE_OTHER_MODELS: DMG0, MGB, SGB, SGB2), which this emulator does not offer;
   PyBoy 2.8.1 passes 60, all of which are among our 64;
@@ -30,9 +31,10 @@ from .harness import (
 CPU_INSTRS_SINGLES = sorted((BLARGG / "cpu_instrs" / "individual").glob("*.gb"))
 
 DMG_SOUND_SINGLES = sorted((BLARGG / "dmg_sound" / "rom_singles").glob("*.gb"))
-# blargg's oam_bug: the ones that pass (1-lcd_sync, 3-non_causes, 6-timing_no_bug) must keep
-# passing; the OAM corruption itself (2, 4, 5, 7, 8) is not emulated (README).
-OAM_BUG_PASSING = ["1-lcd_sync", "3-non_causes", "6-timing_no_bug"]
+# blargg's oam_bug: all but 7-timing_effect, whose report of 116 timings runs past the 8 KiB of
+# cartridge RAM it prints into and over its own code in work RAM (README).
+OAM_BUG_PASSING = ["1-lcd_sync", "2-causes", "3-non_causes", "4-scanline_timing", "5-timing_bug",
+                   "6-timing_no_bug", "8-instr_effect"]
 
 # The mooneye ROMs for other models than the DMG ABC (MOONEYE_OTHER_MODELS, envs/emurust/test_roms.py)
 # check the boot state that model's boot ROM leaves; PyBoy 2.8.1, which runs its own DMG boot ROM,
@@ -86,15 +88,17 @@ def test_blargg_dmg_sound(rom):
 
 @pytest.mark.parametrize("name", OAM_BUG_PASSING)
 def test_blargg_oam_bug_passing_ones(name):
+    # The status byte is the verdict (0: passed); 8-instr_effect prints its patterns past the 1 KiB read.
     code, text = _memory_result(BLARGG / "oam_bug" / "rom_singles" / f"{name}.gb")
-    assert code == 0 and "Passed" in text, f"[emurust/ppu] oam_bug {name}: result {code}: {text!r}"
+    assert code == 0 and "Failed" not in text, f"[emurust/ppu] oam_bug {name}: result {code}: {text!r}"
 
 
 def test_blargg_halt_bug():
     gb = new_gameboy(BLARGG / "halt_bug.gb")
-    text = ""
-    while "Passed" not in text and "Failed" not in text and gb.frame_count < 3000:
+    text, run = "", 0
+    while "Passed" not in text and "Failed" not in text and run < 3000:
         gb.run_frames(30)
+        run += 30
         text = background_text(gb)
     assert "Passed" in text, f"[emurust/cpu] halt_bug screen:\n{text}"
 

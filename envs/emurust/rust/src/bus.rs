@@ -14,7 +14,7 @@ use crate::cpu::CpuBus;
 use crate::dma::OamDma;
 use crate::interrupts;
 use crate::joypad::Joypad;
-use crate::ppu::Ppu;
+use crate::ppu::{OamBugAccess, Ppu};
 use crate::serial::Serial;
 use crate::state::{StateError, StateReader, StateWriter};
 use crate::timer::Timer;
@@ -471,6 +471,7 @@ impl Bus {
             0xFE00..=0xFE9F => {
                 self.sync_dma();
                 self.sync_ppu();
+                self.oam_bug(OamBugAccess::Read);
                 if self.dma.blocks_oam(self.cycles) {
                     0xFF
                 } else if !self.pyboy {
@@ -481,7 +482,10 @@ impl Bus {
                     self.ppu.oam()[(addr - 0xFE00) as usize]
                 }
             }
-            0xFEA0..=0xFEFF => 0x00,
+            0xFEA0..=0xFEFF => {
+                self.oam_bug(OamBugAccess::Read);
+                0x00
+            }
             0xFF00 => self.joypad.read(),
             0xFF01 | 0xFF02 => {
                 self.serial.sync(self.cycles, &mut self.interrupt_flags);
@@ -681,6 +685,17 @@ impl Bus {
         self.write_slow(addr, value)
     }
 
+    /// The DMG's OAM corruption bug for an access, or an increment-unit cycle, at 0xFE00-0xFEFF
+    /// now (`ppu::oam_bug`). PyBoy does not emulate it, so its compatible mode leaves OAM alone.
+    #[inline(never)]
+    fn oam_bug(&mut self, access: OamBugAccess) {
+        if self.pyboy {
+            return;
+        }
+        self.sync_ppu();
+        self.ppu.oam_bug(access);
+    }
+
     #[inline(never)]
     fn write_slow(&mut self, addr: u16, value: u8) {
         // Writes here can request or enable an interrupt, start DMA or end a frame.
@@ -706,6 +721,7 @@ impl Bus {
             0xFE00..=0xFE9F => {
                 self.sync_dma();
                 self.sync_ppu();
+                self.oam_bug(OamBugAccess::Write);
                 if self.dma.blocks_oam(self.cycles) {
                     // The transfer owns OAM: the write is lost.
                 } else if !self.pyboy {
@@ -714,6 +730,7 @@ impl Bus {
                     self.ppu.store_oam(addr, value)
                 }
             }
+            0xFEA0..=0xFEFF => self.oam_bug(OamBugAccess::Write),
             0xFF00 => self.joypad.write(value, &mut self.interrupt_flags),
             0xFF01 | 0xFF02 => {
                 self.serial.sync(self.cycles, &mut self.interrupt_flags);
@@ -967,6 +984,22 @@ impl CpuBus for Bus {
     #[inline(always)]
     fn idle_cycle(&mut self) {
         self.tick();
+    }
+    #[inline(always)]
+    fn idu_cycle(&mut self, addr: u16) {
+        self.tick();
+        if addr >> 8 == 0xFE {
+            self.oam_bug(OamBugAccess::Write);
+        }
+    }
+    #[inline(always)]
+    fn read_idu_cycle(&mut self, addr: u16) -> u8 {
+        self.tick();
+        if addr >> 8 == 0xFE {
+            // The increment's own part; the read then adds a read's (`read_io`).
+            self.oam_bug(OamBugAccess::ReadIncrease);
+        }
+        self.read(addr)
     }
     fn pyboy_untimed_write(&mut self, addr: u16, value: u8) {
         self.write(addr, value);

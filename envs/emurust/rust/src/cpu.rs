@@ -47,6 +47,19 @@ pub trait CpuBus {
     }
     fn write_cycle(&mut self, addr: u16, value: u8);
     fn idle_cycle(&mut self);
+    /// An internal M-cycle in which the 16-bit increment unit puts `addr` (a register pair as it
+    /// was before INC/DEC, or SP before a push) on the address bus. On the DMG this reaches OAM
+    /// when `addr` is in 0xFE00-0xFEFF (the OAM corruption bug).
+    #[inline(always)]
+    fn idu_cycle(&mut self, _addr: u16) {
+        self.idle_cycle();
+    }
+    /// `read_cycle` in which the increment unit also steps the address register (LD A,(HL+),
+    /// LD A,(HL-), a pop's first byte): to OAM a read and a write in one M-cycle.
+    #[inline(always)]
+    fn read_idu_cycle(&mut self, addr: u16) -> u8 {
+        self.read_cycle(addr)
+    }
     /// PyBoy compatibility: a write in no time (PyBoy's cancelled interrupt dispatch writes IE
     /// without advancing its clock); a bus without one may take an M-cycle.
     fn pyboy_untimed_write(&mut self, addr: u16, value: u8) {
@@ -248,7 +261,7 @@ impl Cpu {
     }
     #[inline(always)]
     fn pop16<B: CpuBus>(&mut self, bus: &mut B) -> u16 {
-        let lo = bus.read_cycle(self.sp);
+        let lo = bus.read_idu_cycle(self.sp);
         self.sp = self.sp.wrapping_add(1);
         let hi = bus.read_cycle(self.sp);
         self.sp = self.sp.wrapping_add(1);
@@ -463,7 +476,7 @@ impl Cpu {
     fn dispatch_interrupt_with<B: CpuBus>(&mut self, bus: &mut B, requested: Option<u8>) {
         self.ime = false;
         self.ei_pending = false;
-        bus.idle_cycle();
+        bus.idu_cycle(self.sp);
         let [hi, lo] = self.pc.to_be_bytes();
         self.sp = self.sp.wrapping_sub(1);
         bus.write_cycle(self.sp, hi);
@@ -682,14 +695,14 @@ impl Cpu {
             }
             // INC rr / DEC rr
             0x03 | 0x13 | 0x23 | 0x33 => {
-                let v = self.rp(op >> 4).wrapping_add(1);
-                self.set_rp(op >> 4, v);
-                bus.idle_cycle();
+                let before = self.rp(op >> 4);
+                self.set_rp(op >> 4, before.wrapping_add(1));
+                bus.idu_cycle(before);
             }
             0x0B | 0x1B | 0x2B | 0x3B => {
-                let v = self.rp(op >> 4).wrapping_sub(1);
-                self.set_rp(op >> 4, v);
-                bus.idle_cycle();
+                let before = self.rp(op >> 4);
+                self.set_rp(op >> 4, before.wrapping_sub(1));
+                bus.idu_cycle(before);
             }
             // ADD HL, rr
             0x09 | 0x19 | 0x29 | 0x39 => {
@@ -718,12 +731,12 @@ impl Cpu {
             0x1A => self.a = bus.read_cycle(self.de()),
             0x2A => {
                 let hl = self.hl();
-                self.a = bus.read_cycle(hl);
+                self.a = bus.read_idu_cycle(hl);
                 self.set_hl(hl.wrapping_add(1));
             }
             0x3A => {
                 let hl = self.hl();
-                self.a = bus.read_cycle(hl);
+                self.a = bus.read_idu_cycle(hl);
                 self.set_hl(hl.wrapping_sub(1));
             }
             0x08 => {
@@ -819,21 +832,21 @@ impl Cpu {
             // CALL nn / CALL cc, nn
             0xCD => {
                 let addr = self.fetch16(bus);
-                bus.idle_cycle();
+                bus.idu_cycle(self.sp);
                 self.push16(bus, self.pc);
                 self.pc = addr;
             }
             0xC4 | 0xCC | 0xD4 | 0xDC => {
                 let addr = self.fetch16(bus);
                 if self.condition(op >> 3) {
-                    bus.idle_cycle();
+                    bus.idu_cycle(self.sp);
                     self.push16(bus, self.pc);
                     self.pc = addr;
                 }
             }
             // RST
             0xC7 | 0xCF | 0xD7 | 0xDF | 0xE7 | 0xEF | 0xF7 | 0xFF => {
-                bus.idle_cycle();
+                bus.idu_cycle(self.sp);
                 self.push16(bus, self.pc);
                 self.pc = (op & 0x38) as u16;
             }
@@ -844,7 +857,7 @@ impl Cpu {
                 } else {
                     self.rp((op >> 4) & 3)
                 };
-                bus.idle_cycle();
+                bus.idu_cycle(self.sp);
                 self.push16(bus, v);
             }
             0xC1 | 0xD1 | 0xE1 | 0xF1 => {

@@ -165,7 +165,7 @@ impl GameBoy {
             }
             hook(&self.cpu, &mut self.bus);
             self.cpu
-                .step_plain::<PlainStep, PYBOY>(&mut PlainStep(&mut self.bus));
+                .step_plain::<PlainStep<PYBOY>, PYBOY>(&mut PlainStep::<PYBOY>(&mut self.bus));
         }
     }
 

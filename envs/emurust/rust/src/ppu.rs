@@ -62,6 +62,9 @@
 use crate::interrupts::{STAT, VBLANK};
 use crate::state::{StateError, StateReader, StateWriter};
 
+mod oam_bug;
+pub use oam_bug::OamBugAccess;
+
 /// Bit i (from the left, bit 7 first) of a byte spread into byte i of a u64: one bit plane of
 /// a tile row as eight pixels.
 const SPREAD_BITS: [u64; 256] = {

@@ -9,10 +9,13 @@
 
 use super::Bus;
 use crate::cpu::CpuBus;
+use crate::ppu::OamBugAccess;
 
-pub struct PlainStep<'a>(pub &'a mut Bus);
+/// `PYBOY`: the bus is in its PyBoy-compatible timing, where the OAM corruption bug (which PyBoy
+/// does not emulate) need not even be looked for.
+pub struct PlainStep<'a, const PYBOY: bool>(pub &'a mut Bus);
 
-impl PlainStep<'_> {
+impl<const PYBOY: bool> PlainStep<'_, PYBOY> {
     #[inline(always)]
     fn tick(&mut self) {
         self.0.cycles += 4;
@@ -24,7 +27,7 @@ impl PlainStep<'_> {
     }
 }
 
-impl CpuBus for PlainStep<'_> {
+impl<const PYBOY: bool> CpuBus for PlainStep<'_, PYBOY> {
     #[inline(always)]
     fn read_cycle(&mut self, addr: u16) -> u8 {
         self.tick();
@@ -42,6 +45,21 @@ impl CpuBus for PlainStep<'_> {
     #[inline(always)]
     fn idle_cycle(&mut self) {
         self.tick();
+    }
+    #[inline(always)]
+    fn idu_cycle(&mut self, addr: u16) {
+        self.tick();
+        if !PYBOY && addr >> 8 == 0xFE {
+            self.0.oam_bug(OamBugAccess::Write);
+        }
+    }
+    #[inline(always)]
+    fn read_idu_cycle(&mut self, addr: u16) -> u8 {
+        self.tick();
+        if !PYBOY && addr >> 8 == 0xFE {
+            self.0.oam_bug(OamBugAccess::ReadIncrease);
+        }
+        self.0.read(addr)
     }
     fn halt_cycle(&mut self) {
         self.0.halt_cycle();
