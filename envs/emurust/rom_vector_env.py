@@ -5,7 +5,7 @@
 
 The same task as N `GameBoyRomEnv(backend="rust")` (rom_env.py, the same keyword arguments) in a
 `SyncVectorEnv` with their `TimeLimit`, and the same seeds give the same observations, rewards,
-terminations, truncations and infos (tests/l2_rom_env_test.py compares the two step by step,
+terminations, truncations and infos (tests/l2_rom_vector_env_test.py compares the two step by step,
 autoresets included). What differs is the work per step: every env's frames run in one call, in
 parallel on Rayon's threads with the GIL released; work RAM is read for the whole batch in one call,
 and `reward` and `terminated` are then called once per env, as the single env calls them.
