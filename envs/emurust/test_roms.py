@@ -239,7 +239,14 @@ def rom_checks() -> list[RomCheck]:
                            _serial_judge("Passed"), 3000))
     checks.append(RomCheck("blargg timing", "mem_timing-2", BLARGG / "mem_timing-2" / "mem_timing.gb",
                            _memory_judge, 3000))
+    # The combined timing ROMs' parts as single ROMs too (what a failing combined ROM points to).
+    for rom in sorted((BLARGG / "mem_timing" / "individual").glob("*.gb")):
+        checks.append(RomCheck("blargg timing", f"mem_timing {rom.stem}", rom, _serial_judge("Passed"), 3000))
+    for rom in sorted((BLARGG / "mem_timing-2" / "rom_singles").glob("*.gb")):
+        checks.append(RomCheck("blargg timing", f"mem_timing-2 {rom.stem}", rom, _memory_judge, 3000))
     checks.append(RomCheck("blargg halt_bug", "halt_bug", BLARGG / "halt_bug.gb", _screen_judge, 3000))
+    checks.append(RomCheck("blargg dmg_sound", "dmg_sound (combined)", BLARGG / "dmg_sound" / "dmg_sound.gb",
+                           _memory_judge, 8000))
     for rom in sorted((BLARGG / "dmg_sound" / "rom_singles").glob("*.gb")):
         checks.append(RomCheck("blargg dmg_sound", rom.stem, rom, _memory_judge, 3000))
     # The combined ROM runs the eight and checks each by CRC; it keeps their printouts off the

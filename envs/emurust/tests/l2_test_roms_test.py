@@ -1,7 +1,8 @@
 """L2: the community's test ROMs on the Rust emulator.
 
-- blargg: cpu_instrs (the 11 singles and the combined ROM), instr_timing, mem_timing (serial),
-  mem_timing-2 and dmg_sound's 12 singles (result block at $A000), halt_bug (result printed on
+- blargg: cpu_instrs (the 11 singles and the combined ROM), instr_timing, mem_timing (serial; and its
+  3 singles), mem_timing-2 (and its 3 singles) and dmg_sound (the combined ROM and its 12 singles;
+  result block at $A000), halt_bug (result printed on
   screen only), and oam_bug (the DMG's OAM corruption bug: which instructions cause it, when in
   the scanline, and the patterns): the combined ROM's eight tests, and seven of the eight singles
   (7-timing_effect's single runs its printout past its cartridge RAM; with that printout switched
@@ -80,9 +81,32 @@ def _memory_result(rom, max_frames: int = 3000) -> tuple[int, str]:
     return result
 
 
+MEM_TIMING_SINGLES = sorted((BLARGG / "mem_timing" / "individual").glob("*.gb"))
+MEM_TIMING_2_SINGLES = sorted((BLARGG / "mem_timing-2" / "rom_singles").glob("*.gb"))
+
+
+@pytest.mark.parametrize("rom", MEM_TIMING_SINGLES, ids=lambda p: p.stem)
+def test_blargg_mem_timing_single(rom):
+    text = run_until_serial(new_gameboy(rom), ("Passed", "Failed"), max_frames=3000)
+    assert "Passed" in text and "Failed" not in text, f"[emurust/timing] {rom.name}: serial said {text!r}"
+
+
+@pytest.mark.parametrize("rom", MEM_TIMING_2_SINGLES, ids=lambda p: p.stem)
+def test_blargg_mem_timing_2_single(rom):
+    code, text = _memory_result(rom)
+    assert code == 0 and "Passed" in text, f"[emurust/timing] mem_timing-2 {rom.name}: result {code}: {text!r}"
+
+
 def test_blargg_mem_timing_2():
     code, text = _memory_result(BLARGG / "mem_timing-2" / "mem_timing.gb")
     assert code == 0 and "Passed" in text, f"[emurust/timing] result {code}: {text!r}"
+
+
+def test_blargg_dmg_sound_combined():
+    code, text = _memory_result(BLARGG / "dmg_sound" / "dmg_sound.gb", max_frames=8000)
+    verdicts = re.findall(r"(\d\d):(\S+)", text)
+    assert code == 0 and verdicts == [(f"{n:02}", "ok") for n in range(1, 13)] and "Passed" in text, (
+        f"[emurust/apu] dmg_sound combined: result {code}: {text!r}")
 
 
 @pytest.mark.parametrize("rom", DMG_SOUND_SINGLES, ids=lambda p: p.stem)
