@@ -68,7 +68,14 @@ def test_blargg_cpu_instrs_combined():
     assert "Passed all tests" in text, f"[emurust/cpu] serial said {text!r}"
 
 
-@pytest.mark.parametrize("rom", ["instr_timing/instr_timing.gb", "mem_timing/mem_timing.gb"])
+# The combined timing ROMs and mem_timing's 3 singles (what a failing combined ROM points to).
+TIMING_SERIAL_ROMS = ["instr_timing/instr_timing.gb", "mem_timing/mem_timing.gb"] + [
+    rom.relative_to(BLARGG).as_posix() for rom in sorted((BLARGG / "mem_timing" / "individual").glob("*.gb"))]
+TIMING_MEMORY_ROMS = ["mem_timing-2/mem_timing.gb"] + [
+    rom.relative_to(BLARGG).as_posix() for rom in sorted((BLARGG / "mem_timing-2" / "rom_singles").glob("*.gb"))]
+
+
+@pytest.mark.parametrize("rom", TIMING_SERIAL_ROMS)
 def test_blargg_timing_serial(rom):
     text = run_until_serial(new_gameboy(BLARGG / rom), ("Passed", "Failed"), max_frames=3000)
     assert "Passed" in text and "Failed" not in text, f"[emurust/timing] {rom}: serial said {text!r}"
@@ -80,25 +87,10 @@ def _memory_result(rom, max_frames: int = 3000) -> tuple[int, str]:
     return result
 
 
-MEM_TIMING_SINGLES = sorted((BLARGG / "mem_timing" / "individual").glob("*.gb"))
-MEM_TIMING_2_SINGLES = sorted((BLARGG / "mem_timing-2" / "rom_singles").glob("*.gb"))
-
-
-@pytest.mark.parametrize("rom", MEM_TIMING_SINGLES, ids=lambda p: p.stem)
-def test_blargg_mem_timing_single(rom):
-    text = run_until_serial(new_gameboy(rom), ("Passed", "Failed"), max_frames=3000)
-    assert "Passed" in text and "Failed" not in text, f"[emurust/timing] {rom.name}: serial said {text!r}"
-
-
-@pytest.mark.parametrize("rom", MEM_TIMING_2_SINGLES, ids=lambda p: p.stem)
-def test_blargg_mem_timing_2_single(rom):
-    code, text = _memory_result(rom)
-    assert code == 0 and "Passed" in text, f"[emurust/timing] mem_timing-2 {rom.name}: result {code}: {text!r}"
-
-
-def test_blargg_mem_timing_2():
-    code, text = _memory_result(BLARGG / "mem_timing-2" / "mem_timing.gb")
-    assert code == 0 and "Passed" in text, f"[emurust/timing] result {code}: {text!r}"
+@pytest.mark.parametrize("rom", TIMING_MEMORY_ROMS)
+def test_blargg_timing_memory(rom):
+    code, text = _memory_result(BLARGG / rom)
+    assert code == 0 and "Passed" in text, f"[emurust/timing] {rom}: result {code}: {text!r}"
 
 
 def test_blargg_dmg_sound_combined():
