@@ -12,7 +12,9 @@ dmg-acid2's screen against its reference image (pixels equal by shade rank). The
 same detectors on ours alone.
 
 The ROMs for the CGB (cgb_sound, interrupt_time) are not run. PyBoy runs its own boot ROM and
-ours starts in the DMG boot state, so the frame budgets leave PyBoy its boot frames.
+ours starts in the DMG boot state, so the frame budgets leave PyBoy its boot frames. mooneye's
+ROMs for the boot states of other models (DMG0, MGB, SGB, SGB2) run ours in that model's power-on
+state (`power_on`); PyBoy has only its own boot ROM's.
 """
 
 from __future__ import annotations
@@ -34,11 +36,14 @@ DMG_ACID2 = ROMS / "dmg-acid2"
 
 MOONEYE_PASS = (3, 5, 8, 13, 21, 34)
 MOONEYE_FAIL = (0x42,) * 6
-# mooneye's ROMs for other models than the DMG ABC (their boot states), reported but not ours to pass.
-MOONEYE_OTHER_MODELS = frozenset({
-    "boot_hwio-S", "boot_hwio-dmg0",
-    "boot_regs-dmg0", "boot_regs-mgb", "boot_regs-sgb", "boot_regs-sgb2",
-})
+# mooneye's ROMs for other models than the DMG ABC (their boot states), with the power-on state ours
+# runs them in. The DMG0's DIV phase and LCD position at 0x0100, which boot_hwio-dmg0 reads, are not
+# offered (gameboy.rs `PowerOn::Dmg0`): it is reported, not required.
+MOONEYE_OTHER_MODELS = {
+    "boot_hwio-S": "sgb", "boot_hwio-dmg0": "dmg0",
+    "boot_regs-dmg0": "dmg0", "boot_regs-mgb": "mgb", "boot_regs-sgb": "sgb", "boot_regs-sgb2": "sgb2",
+}
+MOONEYE_NOT_REQUIRED = frozenset({"boot_hwio-dmg0"})
 # PyBoy's boot ROM takes about 64 frames before a cartridge's first instruction.
 BOOT_ALLOWANCE_FRAMES = 100
 
@@ -153,12 +158,12 @@ class PyBoyConsole:
 
 
 class OursConsole:
-    """`emurust_core.GameBoy` in the DMG timing (the hardware's)."""
+    """`emurust_core.GameBoy` in the DMG timing (the hardware's), from `power_on`'s boot state."""
 
-    def __init__(self, rom: Path):
+    def __init__(self, rom: Path, power_on: str = "dmg"):
         from envs.emurust.build_ext import load_core
 
-        self._gb = load_core().GameBoy(rom.read_bytes())
+        self._gb = load_core().GameBoy(rom.read_bytes(), power_on=power_on)
 
     def __getattr__(self, name):
         return getattr(self._gb, name)
@@ -167,9 +172,9 @@ class OursConsole:
         pass
 
 
-def console(emulator: str, rom: Path, pyboy_sound: bool):
+def console(emulator: str, rom: Path, pyboy_sound: bool, model: str = "dmg"):
     if emulator == "ours":
-        return OursConsole(rom)
+        return OursConsole(rom, model)
     if emulator == "pyboy":
         return PyBoyConsole(rom, pyboy_sound)
     raise ValueError(f"unknown emulator {emulator!r}: expected 'ours' or 'pyboy'")
@@ -186,6 +191,7 @@ class RomCheck:
     judge: Callable[[object, int], tuple[bool, str]]  # (console, frame allowance) -> (passed, detail)
     max_frames: int
     required: bool = True  # False: reported, but tests another model or an unemulated effect
+    model: str = "dmg"  # the boot state ours starts in (`power_on`); PyBoy always runs its DMG boot ROM
 
 
 def _serial_judge(pass_word: str):
@@ -258,7 +264,8 @@ def rom_checks() -> list[RomCheck]:
     for rom in sorted(MOONEYE.rglob("*.gb")):
         name = rom.relative_to(MOONEYE).with_suffix("").as_posix()
         checks.append(RomCheck("mooneye acceptance", name, rom, _mooneye_judge, 600,
-                               required=name not in MOONEYE_OTHER_MODELS))
+                               required=name not in MOONEYE_NOT_REQUIRED,
+                               model=MOONEYE_OTHER_MODELS.get(name, "dmg")))
     checks.append(RomCheck("dmg-acid2", "dmg-acid2", DMG_ACID2 / "dmg-acid2.gb", _acid2_judge, 120))
     return checks
 
@@ -272,6 +279,7 @@ class Verdict:
     detail: str
     required: bool
     seconds: float
+    model: str  # the boot state the emulator started in: the check's model for ours, "dmg" for PyBoy
 
 
 def verdict_of(check: RomCheck, emulator: str, pyboy_sound: bool = True) -> Verdict:
@@ -280,7 +288,7 @@ def verdict_of(check: RomCheck, emulator: str, pyboy_sound: bool = True) -> Verd
     allowance = check.max_frames + (BOOT_ALLOWANCE_FRAMES if emulator == "pyboy" else 0)
     gb = None
     try:
-        gb = console(emulator, check.rom, pyboy_sound)
+        gb = console(emulator, check.rom, pyboy_sound, check.model)
         passed, detail = check.judge(gb, allowance)
     except Exception as error:  # noqa: BLE001 - a crash is this ROM's verdict, the table goes on
         passed, detail = False, f"error: {type(error).__name__}: {error}"
@@ -288,7 +296,7 @@ def verdict_of(check: RomCheck, emulator: str, pyboy_sound: bool = True) -> Verd
         if gb is not None:
             gb.close()
     return Verdict(check.suite, check.name, emulator, bool(passed), detail, check.required,
-                   round(time.perf_counter() - start, 3))
+                   round(time.perf_counter() - start, 3), check.model if emulator == "ours" else "dmg")
 
 
 def run(emulators: Sequence[str], pyboy_sound: bool, checks: Sequence[RomCheck] | None = None,
@@ -345,8 +353,10 @@ def print_table(verdicts: Sequence[Verdict], emulators: Sequence[str]) -> None:
             v = per[emulator]
             mark = "[green]pass[/]" if v.passed else "[red]fail[/]"
             cells.append(mark if v.passed else f"{mark} {v.detail[:50]}")
-        required = next(iter(per.values())).required
-        table.add_row(suite, name if required else f"{name} (not required)", *cells)
+        first = next(iter(per.values()))
+        label = name if first.required else f"{name} (not required)"
+        models = {v.model for v in per.values()} - {"dmg"}
+        table.add_row(suite, label + (f" (ours as {models.pop()})" if models else ""), *cells)
     Console().print(table)
     totals = Table(title="Passed, per suite")
     for column in ("suite", "ROMs", "required", *emulators):

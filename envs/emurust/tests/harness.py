@@ -10,6 +10,7 @@ from envs.emurust.build_ext import load_core
 
 # How each ROM reports its result: shared with the pass-table tool (envs/emurust/test_roms.py).
 from envs.emurust.test_roms import (  # noqa: F401 - re-exported for the tests
+    MOONEYE_NOT_REQUIRED,
     MOONEYE_OTHER_MODELS,
     background_text,
     mooneye_result,

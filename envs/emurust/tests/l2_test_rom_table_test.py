@@ -23,8 +23,11 @@ KNOWN = [
     # PyBoy does not emulate the DMG's OAM corruption bug; ours does (in its DMG timing).
     ("2-causes", "pyboy", True, False),
     ("2-causes", "ours", True, True),
-    # The DMG0's boot registers: ours starts as the DMG ABC's boot ROM leaves it.
-    ("boot_regs-dmg0", "ours", True, False),
+    # The DMG0's boot registers: ours runs it from the DMG0's power-on state; PyBoy from its own boot ROM's.
+    ("boot_regs-dmg0", "ours", True, True),
+    ("boot_regs-dmg0", "pyboy", True, False),
+    # The DMG0's DIV and LCD position after its boot ROM are not offered.
+    ("boot_hwio-dmg0", "ours", True, False),
     # With sound emulation off, PyBoy's sound registers read 0.
     ("01-registers", "pyboy", True, True),
     ("01-registers", "pyboy", False, False),

@@ -6,9 +6,10 @@
   the scanline, and the patterns): the combined ROM's eight tests, and seven of the eight singles
   (7-timing_effect's single runs its printout past its cartridge RAM; with that printout switched
   off it passes its CRC);
-- mooneye acceptance: every ROM for the DMG ABC must pass (64 of 70); the 6 others test the boot
-  state of other models (MOONEYE_OTHER_MODELS: DMG0, MGB, SGB, SGB2), which this emulator does not offer;
-  PyBoy 2.8.1 passes 60, all of which are among our 64;
+- mooneye acceptance: every ROM for the DMG ABC must pass (64 of 70), and 5 of the 6 that test the boot
+  state of other models (MOONEYE_OTHER_MODELS: DMG0, MGB, SGB, SGB2), run from that model's power-on
+  state; boot_hwio-dmg0 reads the DMG0's DIV and LCD position, which are not offered. PyBoy 2.8.1 passes
+  60, all of which are among our 69;
 - dmg-acid2: pixel-exact against its reference image.
 """
 
@@ -23,6 +24,7 @@ from .harness import (
     BLARGG,
     DMG_ACID2,
     MOONEYE,
+    MOONEYE_NOT_REQUIRED,
     MOONEYE_OTHER_MODELS,
     background_text,
     core,
@@ -43,8 +45,8 @@ OAM_BUG_PASSING = ["1-lcd_sync", "2-causes", "3-non_causes", "4-scanline_timing"
                    "6-timing_no_bug", "8-instr_effect"]
 
 # The mooneye ROMs for other models than the DMG ABC (MOONEYE_OTHER_MODELS, envs/emurust/test_roms.py)
-# check the boot state that model's boot ROM leaves; PyBoy 2.8.1, which runs its own DMG boot ROM,
-# fails them too, and ours starts in the DMG ABC's boot state. The four others PyBoy fails,
+# check the boot state that model's boot ROM leaves; ours runs each from that model's power-on state
+# (PyBoy 2.8.1, which runs its own DMG boot ROM, fails them). The four others PyBoy fails,
 # boot_regs-dmgABC, bits/unused_hwio-GS, boot_hwio-dmgABCmgb and serial/boot_sclk_align-dmgABCmgb,
 # we pass; they run below like every other ROM.
 
@@ -171,10 +173,34 @@ def test_blargg_halt_bug():
 @pytest.mark.parametrize("rom", MOONEYE_ROMS, ids=_mooneye_name)
 def test_mooneye_acceptance(rom):
     name = _mooneye_name(rom)
-    if name in MOONEYE_OTHER_MODELS:
-        pytest.skip("tests another model's boot state (DMG0, MGB or SGB); this emulator is a DMG ABC")
-    result = mooneye_result(new_gameboy(rom))
-    assert result == "pass", f"[emurust/timing] mooneye {name}: {result}"
+    if name in MOONEYE_NOT_REQUIRED:
+        pytest.skip("reads the DMG0's DIV phase and LCD position after its boot ROM, which are not offered")
+    model = MOONEYE_OTHER_MODELS.get(name, "dmg")
+    result = mooneye_result(core().GameBoy(rom.read_bytes(), power_on=model))
+    assert result == "pass", f"[emurust/timing] mooneye {name} (power_on={model!r}): {result}"
+
+
+# Each model's boot-state ROMs fail from the other power-on states: the states differ where the ROMs look.
+# But boot_hwio-dmgABCmgb passes from "dmg0" too, which a DMG0 fails (its DIV and LCD position): ours
+# offers only the DMG0's registers (README).
+BOOT_STATE_ROMS = ["boot_regs-dmgABC", "boot_regs-dmg0", "boot_regs-mgb", "boot_regs-sgb", "boot_regs-sgb2",
+                   "boot_hwio-dmgABCmgb", "boot_hwio-S"]
+BOOT_STATE_PASSES = {"boot_regs-dmgABC": {"dmg"}, "boot_regs-dmg0": {"dmg0"}, "boot_regs-mgb": {"mgb"},
+                     "boot_regs-sgb": {"sgb"}, "boot_regs-sgb2": {"sgb2"},
+                     "boot_hwio-dmgABCmgb": {"dmg", "dmg0", "mgb"}, "boot_hwio-S": {"sgb", "sgb2"}}
+
+
+@pytest.mark.parametrize("name", BOOT_STATE_ROMS)
+def test_mooneye_boot_state_roms_pass_only_from_their_models(name):
+    rom = (MOONEYE / f"{name}.gb").read_bytes()
+    passing = {model for model in ("dmg", "dmg0", "mgb", "sgb", "sgb2")
+               if mooneye_result(core().GameBoy(rom, power_on=model), max_frames=60) == "pass"}
+    assert passing == BOOT_STATE_PASSES[name], f"[emurust/boot] {name} passes from {sorted(passing)}"
+
+
+def test_unknown_power_on_is_a_clear_error():
+    with pytest.raises(ValueError, match="power_on must be one of"):
+        core().GameBoy((MOONEYE / "boot_regs-sgb.gb").read_bytes(), power_on="cgb")
 
 
 def test_dmg_acid2_pixel_exact():

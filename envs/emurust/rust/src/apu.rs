@@ -164,13 +164,18 @@ impl Apu {
     /// has stepped 513 times, and steps again where the counter is 3,032 past a multiple of 8,192.
     pub fn pyboy_power_on(&mut self) {
         self.registers[0x00] = 0x13;
-        self.enabled[0] = false;
+        self.silence_channel1();
         self.wave = [0xFF; 16];
         self.frame_step = (513 % 8) as u8;
         self.pyboy_sequencer = PyBoySequencer {
             phase: 8192 - 3032,
             ..PyBoySequencer::default()
         };
+    }
+
+    /// Channel 1 off (NR52 0xF0), as a boot ROM that plays no start-up sound on the APU leaves it.
+    pub fn silence_channel1(&mut self) {
+        self.enabled[0] = false;
     }
 
     pub fn powered(&self) -> bool {

@@ -685,6 +685,15 @@ impl Bus {
         self.write_slow(addr, value)
     }
 
+    /// An increment-unit cycle on `addr` (INC/DEC rr, the pointer of LD A,(HL+) and the like,
+    /// PUSH/POP's SP): on 0xFE00-0xFEFF it triggers the OAM corruption bug like an access.
+    #[inline(always)]
+    fn idu_oam_bug(&mut self, addr: u16, access: OamBugAccess) {
+        if addr >> 8 == 0xFE {
+            self.oam_bug(access);
+        }
+    }
+
     /// The DMG's OAM corruption bug for an access, or an increment-unit cycle, at 0xFE00-0xFEFF
     /// now (`ppu::oam_bug`). PyBoy does not emulate it, so its compatible mode leaves OAM alone.
     #[inline(never)]
@@ -988,17 +997,13 @@ impl CpuBus for Bus {
     #[inline(always)]
     fn idu_cycle(&mut self, addr: u16) {
         self.tick();
-        if addr >> 8 == 0xFE {
-            self.oam_bug(OamBugAccess::Write);
-        }
+        self.idu_oam_bug(addr, OamBugAccess::Write);
     }
     #[inline(always)]
     fn read_idu_cycle(&mut self, addr: u16) -> u8 {
         self.tick();
-        if addr >> 8 == 0xFE {
-            // The increment's own part; the read then adds a read's (`read_io`).
-            self.oam_bug(OamBugAccess::ReadIncrease);
-        }
+        // The increment's own part; the read then adds a read's (`read_io`).
+        self.idu_oam_bug(addr, OamBugAccess::ReadIncrease);
         self.read(addr)
     }
     fn pyboy_untimed_write(&mut self, addr: u16, value: u8) {

@@ -14,6 +14,24 @@ pub const CYCLES_PER_FRAME: u64 = 70_224;
 pub enum PowerOn {
     /// As Nintendo's DMG boot ROM leaves it (Pan Docs' power-up sequence).
     Dmg,
+    /// The other models' boot ROMs leave other register values at 0x0100 (Pan Docs' power-up
+    /// tables; mooneye's boot_regs and boot_hwio ROMs, verified on each model, check them). These
+    /// four are the DMG with those values, for software that reads them: the rest of the machine,
+    /// DIV's phase and the LCD's position included, starts as `Dmg` leaves it.
+    ///
+    /// The first Japanese DMG: B=FF C=13 D=00 E=C1 H=84 L=03 and F=00 (its boot ROM checks no
+    /// header). Its DIV and LCD position at 0x0100 differ from the DMG ABC's and are not offered
+    /// (mooneye's boot_hwio-dmg0, which reads them, fails).
+    Dmg0,
+    /// The Game Boy Pocket: the DMG ABC's state with A=FF, how software tells it apart.
+    Mgb,
+    /// The Super Game Boy: A=01 F=00 B=00 C=14 D=00 E=00 H=C0 L=60; P1 with neither button row
+    /// selected (reads 0xFF, mooneye's boot_hwio-S) and sound channel 1 silent (NR52 0xF0: the
+    /// SNES plays the start-up sound, not the Game Boy's APU). Not an SGB: no command packets,
+    /// borders or palettes.
+    Sgb,
+    /// The Super Game Boy 2: the SGB's state with A=FF.
+    Sgb2,
     /// As PyBoy 2.8.1's own boot ROM leaves it, measured in PyBoy: registers A=01 F=D0 B=00 C=13
     /// D=00 E=8F H=00 L=87, system counter 0xC6E0 (DIV 0xC6), 4,507,360 T-cycles since power-on,
     /// LCD at line 145 dot 112, HRAM 0xFFFC = 0xB1. Used to compare with PyBoy frame by frame.
@@ -47,6 +65,22 @@ impl GameBoy {
             bus: Bus::new(Cartridge::from_rom(rom)?),
             lcd_off_since: 0,
         };
+        let cpu = &mut gb.cpu;
+        match power_on {
+            PowerOn::Dmg | PowerOn::PyBoy => {}
+            PowerOn::Dmg0 => {
+                (cpu.f, cpu.b, cpu.c, cpu.d, cpu.e, cpu.h, cpu.l) =
+                    (0x00, 0xFF, 0x13, 0x00, 0xC1, 0x84, 0x03)
+            }
+            PowerOn::Mgb => cpu.a = 0xFF,
+            PowerOn::Sgb | PowerOn::Sgb2 => {
+                let a = if power_on == PowerOn::Sgb { 0x01 } else { 0xFF };
+                (cpu.a, cpu.f, cpu.b, cpu.c, cpu.d, cpu.e, cpu.h, cpu.l) =
+                    (a, 0x00, 0x00, 0x14, 0x00, 0x00, 0xC0, 0x60);
+                gb.bus.joypad.deselect_rows();
+                gb.bus.apu.silence_channel1();
+            }
+        }
         if power_on == PowerOn::PyBoy {
             let cpu = &mut gb.cpu;
             (cpu.a, cpu.f, cpu.b, cpu.c, cpu.d, cpu.e, cpu.h, cpu.l) =

@@ -78,11 +78,16 @@ impl Joypad {
         self.request_on_fall(before, interrupt_flags);
     }
 
+    /// Neither row selected (P1 reads 0xFF), as the SGB's boot ROM leaves it.
+    pub fn deselect_rows(&mut self) {
+        self.select = 0x30;
+    }
+
     /// Neither row selected (P1 bits 4-5 high), with no interrupt, and P1 reading 0x00 until the
     /// game first writes it (PyBoy keeps P1 as a byte its writes compute, 0 at power-on, which its
     /// boot ROM never writes): the state PyBoy 2.8.1 starts the cartridge in.
     pub fn pyboy_power_on(&mut self) {
-        self.select = 0x30;
+        self.deselect_rows();
         self.pyboy_latched = 0x00;
     }
 

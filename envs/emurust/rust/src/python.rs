@@ -68,8 +68,12 @@ fn parse_power_on(power_on: &str) -> PyResult<PowerOn> {
     match power_on {
         "dmg" => Ok(PowerOn::Dmg),
         "pyboy" => Ok(PowerOn::PyBoy),
+        "dmg0" => Ok(PowerOn::Dmg0),
+        "mgb" => Ok(PowerOn::Mgb),
+        "sgb" => Ok(PowerOn::Sgb),
+        "sgb2" => Ok(PowerOn::Sgb2),
         other => Err(PyValueError::new_err(format!(
-            "power_on must be 'dmg' or 'pyboy', got {other:?}"
+            "power_on must be one of 'dmg', 'pyboy', 'dmg0', 'mgb', 'sgb', 'sgb2', got {other:?}"
         ))),
     }
 }
@@ -96,7 +100,9 @@ pub struct PyGameBoy {
 #[pymethods]
 impl PyGameBoy {
     /// `render=False` skips drawing (the screen keeps its last frame; emulation is unchanged).
-    /// `power_on`: "dmg" (Nintendo's boot ROM state) or "pyboy" (PyBoy 2.8.1's, for L3).
+    /// `power_on`: "dmg" (Nintendo's boot ROM state) or "pyboy" (PyBoy 2.8.1's, for L3); "dmg0",
+    /// "mgb", "sgb" and "sgb2": the DMG with the register values those models' boot ROMs leave
+    /// (see `gameboy::PowerOn`; no SGB functions).
     /// `eager_events=True` runs the PPU at every stage boundary instead of lazily (slower; for
     /// checking that the lazy scheduler changes nothing). `skip_wait_loops=False` runs every
     /// round of a wait loop (polling STAT or LY, or counting down) instead of passing over the

@@ -49,15 +49,15 @@ impl<const PYBOY: bool> CpuBus for PlainStep<'_, PYBOY> {
     #[inline(always)]
     fn idu_cycle(&mut self, addr: u16) {
         self.tick();
-        if !PYBOY && addr >> 8 == 0xFE {
-            self.0.oam_bug(OamBugAccess::Write);
+        if !PYBOY {
+            self.0.idu_oam_bug(addr, OamBugAccess::Write);
         }
     }
     #[inline(always)]
     fn read_idu_cycle(&mut self, addr: u16) -> u8 {
         self.tick();
-        if !PYBOY && addr >> 8 == 0xFE {
-            self.0.oam_bug(OamBugAccess::ReadIncrease);
+        if !PYBOY {
+            self.0.idu_oam_bug(addr, OamBugAccess::ReadIncrease);
         }
         self.0.read(addr)
     }
