@@ -19,9 +19,9 @@ pub enum PowerOn {
     /// four are the DMG with those values, for software that reads them: the rest of the machine,
     /// DIV's phase and the LCD's position included, starts as `Dmg` leaves it.
     ///
-    /// The first Japanese DMG: B=FF C=13 D=00 E=C1 H=84 L=03 and F=00 (its boot ROM checks no
-    /// header). Its DIV and LCD position at 0x0100 differ from the DMG ABC's and are not offered
-    /// (mooneye's boot_hwio-dmg0, which reads them, fails).
+    /// The first Japanese DMG: A=01 F=00 B=FF C=13 D=00 E=C1 H=84 L=03. Its DIV and LCD position
+    /// at 0x0100 differ from the DMG ABC's and are not offered (mooneye's boot_hwio-dmg0, which
+    /// reads them, fails).
     Dmg0,
     /// The Game Boy Pocket: the DMG ABC's state with A=FF, how software tells it apart.
     Mgb,
