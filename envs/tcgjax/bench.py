@@ -129,9 +129,9 @@ def make_random_play(batch: int, steps: int):
     from envs.tcgjax.jax import engine as J
     from envs.tcgjax.jax.env import deck_bank
     from envs.tcgjax.jax.state import OVER
-    from envs.tcgjax.jax.tables import card_tables
+    from envs.tcgjax.jax.tables import engine_tables
 
-    tables = {k: jnp.asarray(v) for k, v in card_tables().items()}
+    tables = {k: jnp.asarray(v) for k, v in engine_tables().items()}
     params = deck_bank(_bank())
 
     def start_one(key):

@@ -3,6 +3,7 @@ the same actions, compared after every action: the legal-action mask and every s
 JAX GameState's fields, read from the reference's objects by `reference_snapshot`).
 
     report = play_game(seed=7, decks=("fire", "water"))   # None when equal, else the first divergence
+    report = play_game(seed=7, config=RuleConfig(max_turns=12))   # under other rules (RuleConfig)
 
 The actions come from a policy stream (a reference/rng Stream seeded from the game seed): with
 probability END_WEIGHT the policy ends the turn when it may do something else, otherwise it picks
@@ -24,9 +25,10 @@ import numpy as np
 from envs.tcgjax.gym_envs import episode_decks
 from envs.tcgjax.jax import engine as J
 from envs.tcgjax.jax import state as S
-from envs.tcgjax.jax.tables import card_tables
+from envs.tcgjax.jax.tables import card_tables, engine_tables, rule_tables
 from envs.tcgjax.reference import actions as A
 from envs.tcgjax.reference import engine as E
+from envs.tcgjax.reference.config import RuleConfig
 from envs.tcgjax.reference.decks import FIXED_DECKS
 from envs.tcgjax.reference.engine import TYPE_INDEX
 from envs.tcgjax.reference.rng import Stream
@@ -133,12 +135,38 @@ def jax_inputs(deck0: E.Deck, deck1: E.Deck, seed: int):
     return decks, types, n_types, np.uint32(seed & 0xFFFFFFFF), np.uint32((seed >> 32) & 0xFFFFFFFF)
 
 
+DEFAULT_RULES = RuleConfig()
+
+
 @functools.lru_cache(maxsize=1)
 def jitted():
-    """(new_game, legal_mask, step), jitted once per process, the card tables closed over."""
-    tables = {k: jnp.asarray(v) for k, v in card_tables().items()}
+    """(new_game, legal_mask, step), jitted once per process, the tables (default rules) closed over."""
+    tables = {k: jnp.asarray(v) for k, v in engine_tables().items()}
     return (jax.jit(functools.partial(J.new_game, tables)), jax.jit(functools.partial(J.legal_mask, tables)),
             jax.jit(functools.partial(J.step, tables)))
+
+
+@functools.lru_cache(maxsize=2)
+def _jitted_with_rules(batched: bool):
+    """(new_game, legal_mask, step) taking the rules (rule_tables as arrays) as their first argument:
+    one compile serves every config; `batched`: vmapped over games (the rules shared)."""
+    cards = {k: jnp.asarray(v) for k, v in card_tables().items()}
+
+    def with_rules(function, arity):
+        def call(rules, *args):
+            return function({**cards, **rules}, *args)
+        return jax.jit(jax.vmap(call, in_axes=(None,) + (0,) * arity) if batched else call)
+
+    return with_rules(J.new_game, 5), with_rules(J.legal_mask, 1), with_rules(J.step, 2)
+
+
+def _functions(config: RuleConfig, batched: bool):
+    """(new_game, legal_mask, step) for `config`: the default rules' closed-over programs (what the
+    default L3 tiers compile), any other config's through the rules-as-arguments programs."""
+    if config == DEFAULT_RULES:
+        return jitted_batch() if batched else jitted()
+    rules = {k: jnp.asarray(v) for k, v in rule_tables(config).items()}
+    return tuple(functools.partial(function, rules) for function in _jitted_with_rules(batched))
 
 
 def policy_action(stream: Stream, mask) -> int:
@@ -161,17 +189,22 @@ class GameReport:
     turns: int
     divergence: Optional[str] = None  # "after action k (kind): field ..." or None
     events: collections.Counter = dataclasses.field(default_factory=collections.Counter)
+    config: RuleConfig = DEFAULT_RULES
 
     def reproducer(self) -> str:
-        return (f"from envs.tcgjax.l3_games import replay\n"
-                f"replay(seed={self.seed}, decks={self.decks!r}, actions={self.actions!r})")
+        if self.config == DEFAULT_RULES:
+            return (f"from envs.tcgjax.l3_games import replay\n"
+                    f"replay(seed={self.seed}, decks={self.decks!r}, actions={self.actions!r})")
+        return (f"from envs.tcgjax.l3_games import replay\nfrom envs.tcgjax.reference.config import RuleConfig\n"
+                f"replay(seed={self.seed}, decks={self.decks!r}, actions={self.actions!r}, config={self.config!r})")
 
 
-def play_game(seed: int, decks: Union[str, tuple[str, str]] = "random", max_actions: int = 3000) -> GameReport:
-    """One game on both engines, compared after every action."""
-    new_game, legal_mask, step = jitted()
+def play_game(seed: int, decks: Union[str, tuple[str, str]] = "random", max_actions: int = 3000,
+              config: RuleConfig = DEFAULT_RULES) -> GameReport:
+    """One game on both engines under the rules of `config`, compared after every action."""
+    new_game, legal_mask, step = _functions(config, batched=False)
     deck0, deck1 = episode_decks(decks, seed)
-    game = E.new_game(deck0, deck1, seed)
+    game = E.new_game(deck0, deck1, seed, config)
     state = new_game(*jax_inputs(deck0, deck1, seed))
     policy = Stream(seed + POLICY_SALT)
     actions: list[int] = []
@@ -180,7 +213,7 @@ def play_game(seed: int, decks: Union[str, tuple[str, str]] = "random", max_acti
     events: collections.Counter = collections.Counter()
 
     def report(divergence=None):
-        return GameReport(seed, names, actions, game.winner, game.turn, divergence, events)
+        return GameReport(seed, names, actions, game.winner, game.turn, divergence, events, config)
 
     difference = first_difference(reference_snapshot(game), jax_snapshot(state))
     if difference:
@@ -204,32 +237,34 @@ def play_game(seed: int, decks: Union[str, tuple[str, str]] = "random", max_acti
 
 @functools.lru_cache(maxsize=1)
 def jitted_batch():
-    """(new_game, legal_mask, step) vmapped over games, jitted once per process."""
-    tables = {k: jnp.asarray(v) for k, v in card_tables().items()}
+    """(new_game, legal_mask, step) vmapped over games, jitted once per process (the default rules)."""
+    tables = {k: jnp.asarray(v) for k, v in engine_tables().items()}
     return (jax.jit(jax.vmap(functools.partial(J.new_game, tables))),
             jax.jit(jax.vmap(functools.partial(J.legal_mask, tables))),
             jax.jit(jax.vmap(functools.partial(J.step, tables))))
 
 
-def play_games(seeds, decks_of, batch: int = 64, max_actions: int = 3000) -> list[GameReport]:
+def play_games(seeds, decks_of, batch: int = 64, max_actions: int = 3000,
+               config: RuleConfig = DEFAULT_RULES) -> list[GameReport]:
     """`play_game` for many games, the JAX side batched: `batch` games at a time, each played by the
     reference with the same policy, while the JAX engine steps all of them in one vmapped call per
     action (a finished game's state stays as it is: a step of a game that is over changes nothing).
     The same comparisons after every action: the legal masks, then every field. A game that diverges
     is played again by `play_game`, whose report (the action, the field, both values) is returned.
 
-    `decks_of(seed)` gives a game's decks ("random" or a pair of fixed deck names)."""
+    `decks_of(seed)` gives a game's decks ("random" or a pair of fixed deck names); `config` the rules
+    both engines play by."""
     seeds = list(seeds)
     reports: list[GameReport] = []
     for start in range(0, len(seeds), batch):
-        reports.extend(_play_batch(seeds[start:start + batch], decks_of, batch, max_actions))
+        reports.extend(_play_batch(seeds[start:start + batch], decks_of, batch, max_actions, config))
     return reports
 
 
-def _play_batch(seeds, decks_of, batch, max_actions) -> list[GameReport]:
-    new_game, legal_mask, step = jitted_batch()
+def _play_batch(seeds, decks_of, batch, max_actions, config) -> list[GameReport]:
+    new_game, legal_mask, step = _functions(config, batched=True)
     decks = [episode_decks(decks_of(seed), seed) for seed in seeds]
-    games = [E.new_game(d0, d1, seed) for (d0, d1), seed in zip(decks, seeds, strict=True)]
+    games = [E.new_game(d0, d1, seed, config) for (d0, d1), seed in zip(decks, seeds, strict=True)]
     inputs = [jax_inputs(d0, d1, seed) for (d0, d1), seed in zip(decks, seeds, strict=True)]
     pad = batch - len(seeds)  # the last batch repeats its first game to keep one compiled shape
     inputs += [inputs[0]] * pad
@@ -274,11 +309,11 @@ def _play_batch(seeds, decks_of, batch, max_actions) -> list[GameReport]:
     reports = []
     for i, seed in enumerate(seeds):
         if diverged[i]:
-            reports.append(play_game(seed, decks_of(seed), max_actions))
+            reports.append(play_game(seed, decks_of(seed), max_actions, config))
         else:
             game = games[i]
             names = (decks[i][0].name, decks[i][1].name)
-            reports.append(GameReport(seed, names, actions[i], game.winner, game.turn, None, events[i]))
+            reports.append(GameReport(seed, names, actions[i], game.winner, game.turn, None, events[i], config))
     return reports
 
 
@@ -318,11 +353,23 @@ def _tally(game: Game, action: int, events: collections.Counter) -> None:
                 events[f"passive_in_play:{passive.kind}"] += 1
 
 
-def replay(seed: int, decks, actions: list[int]):
+def reference_game(seed: int, decks: Union[str, tuple[str, str]] = "random", config: RuleConfig = DEFAULT_RULES,
+                   max_actions: int = 3000) -> tuple[list[int], int, int]:
+    """The game `play_game` plays, on the reference alone: (actions, winner, last turn)."""
+    game = E.new_game(*episode_decks(decks, seed), seed, config)
+    policy = Stream(seed + POLICY_SALT)
+    actions: list[int] = []
+    while game.winner == E.ONGOING and len(actions) < max_actions:
+        actions.append(policy_action(policy, E.action_mask(game)))
+        E.step(game, actions[-1])
+    return actions, game.winner, game.turn
+
+
+def replay(seed: int, decks, actions: list[int], config: RuleConfig = DEFAULT_RULES):
     """Both engines through `actions`; returns (reference game, JAX state) for inspection."""
-    new_game, _, step = jitted()
+    new_game, _, step = _functions(config, batched=False)
     deck0, deck1 = episode_decks(decks if decks == "random" or isinstance(decks, tuple) else "random", seed)
-    game = E.new_game(deck0, deck1, seed)
+    game = E.new_game(deck0, deck1, seed, config)
     state = new_game(*jax_inputs(deck0, deck1, seed))
     for action in actions:
         E.step(game, action)
@@ -330,17 +377,18 @@ def replay(seed: int, decks, actions: list[int]):
     return game, state
 
 
-def play_env_episode(seed: int, decks: Union[str, tuple[str, str]] = ("fire", "water"), policy_seed: int = 0):
-    """The Gymnasium reference env and the JAX functional env (started from the same decks and seed)
-    through one episode with the same agent actions: the observations, rewards and ends must match.
-    Returns None when equal, else the first difference."""
+def play_env_episode(seed: int, decks: Union[str, tuple[str, str]] = ("fire", "water"), policy_seed: int = 0,
+                     config: RuleConfig = DEFAULT_RULES):
+    """The Gymnasium reference env and the JAX functional env (started from the same decks and seed,
+    both under `config`) through one episode with the same agent actions: the observations, rewards
+    and ends must match. Returns None when equal, else the first difference."""
     from envs.tcgjax.gym_envs import TcgReferenceEnv
     from envs.tcgjax.jax.env import deck_bank
 
-    reference = TcgReferenceEnv(decks=decks)
+    reference = TcgReferenceEnv(decks=decks, config=config)
     obs, info = reference.reset(seed=seed)
-    params = deck_bank(list(episode_decks(decks, seed)))
-    start, step = _env_functions()
+    params = deck_bank(list(episode_decks(decks, seed)), config)
+    start, step = _env_functions(config)
     jax_obs, state = start(jnp.array([0, 1]), jnp.uint32(seed & 0xFFFFFFFF), jnp.uint32(seed >> 32), params)
     policy = Stream(policy_seed + POLICY_SALT)
     key = jax.random.PRNGKey(0)
@@ -358,11 +406,11 @@ def play_env_episode(seed: int, decks: Union[str, tuple[str, str]] = ("fire", "w
     return "no end after 5000 decisions"
 
 
-@functools.lru_cache(maxsize=1)
-def _env_functions():
+@functools.lru_cache(maxsize=2)
+def _env_functions(config: RuleConfig = DEFAULT_RULES):
     from envs.tcgjax.jax.env import TcgJaxEnv
 
-    env = TcgJaxEnv()
+    env = TcgJaxEnv(config=config)
     return jax.jit(env.start), jax.jit(env.step)
 
 

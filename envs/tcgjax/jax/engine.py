@@ -43,19 +43,10 @@ from envs.tcgjax.jax.state import (
     empty_state,
 )
 from envs.tcgjax.reference import actions as A
-from envs.tcgjax.reference.config import RuleConfig
 from envs.tcgjax.reference.engine import OPENING_HAND, POINTS_TO_WIN
 
 i32 = jnp.int32
-CONFIG = RuleConfig()
-
-
-def check_config(config: RuleConfig) -> None:
-    """The JAX engine plays RuleConfig()'s defaults only: any other config is an error, not ignored."""
-    if config != CONFIG:
-        changed = {f: getattr(config, f) for f in config.__dataclass_fields__ if getattr(config, f) != getattr(CONFIG, f)}
-        raise NotImplementedError(f"the JAX engine implements RuleConfig()'s defaults only; asked for {changed} "
-                                  "(the reference engine honours every flag)")
+# The rules (RuleConfig) reach the engine through its tables: tables["rule_*"] (jax/tables.py rule_tables).
 
 
 # ----------------------------------------------------------------------------------------------
@@ -354,7 +345,7 @@ def _program_ok(tables, state, p, ops, target_kind, target_type, target):
         bad = jnp.logical_and(kind == T.OP["force_switch"], ~jnp.any(_occupied(state, o)[1:]))
         bad |= jnp.logical_and(kind == T.OP["zone_attach_active_typed"], tables["type"][active_top] != p0)
         in_set = tables["name_sets"][jnp.maximum(p0, 0), tables["name"][active_top]]
-        too_many = _get(state.hand_len, (p,)) - 1 + _get(state.stack_len, (p, 0,)) > CONFIG.hand_limit
+        too_many = _get(state.hand_len, (p,)) - 1 + _get(state.stack_len, (p, 0,)) > tables["rule_hand_limit"]
         bad |= jnp.logical_and(kind == T.OP["return_active"],
                                ~in_set | ~jnp.any(_occupied(state, p)[1:]) | too_many)
         in_set1 = tables["name_sets"][jnp.maximum(p1, 0), tables["name"][active_top]]
@@ -416,7 +407,7 @@ def _main_mask(tables, state):
         evolve_ok = (occupied[t] & (turn > 2) & (tables["name"][top] == tables["evolve_from"][card])
                      & (_get(state.entered_turn, (p, t,)) < turn))
         supporter = tables["trainer"][card] == 2
-        supporter_ok = ~supporter | (~_get(state.supporter_played, (p,)) & ((turn != 1) | CONFIG.supporter_on_turn1)
+        supporter_ok = ~supporter | (~_get(state.supporter_played, (p,)) & ((turn != 1) | tables["rule_supporter_on_turn1"])
                                      & ~(_get(state.supporter_lock_until, (p,)) >= turn) & ~_spellbound(tables, state, o))
         trainer_ok = supporter_ok & _program_ok(tables, state, p, tables["trainer_ops"][card],
                                                 tables["trainer_target"][card], tables["trainer_target_type"][card],
@@ -447,7 +438,7 @@ def _main_mask(tables, state):
 
     # attacks (index, target)
     def can_attack(i):  # reference _why_active_cannot_attack
-        return ((i < tables["n_attacks"][active_top]) & ((turn != 1) | CONFIG.attack_on_turn1)
+        return ((i < tables["n_attacks"][active_top]) & ((turn != 1) | tables["rule_attack_on_turn1"])
                 & (_get(state.exclusive, (p, 0,)) != ASLEEP) & (_get(state.exclusive, (p, 0,)) != PARALYZED)
                 & ~(_get(state.cant_attack_until, (p, 0,)) >= turn)
                 & cost_met(_get(state.energy, (p, 0,)), tables["cost_typed"][active_top, i],
@@ -519,7 +510,7 @@ def step(tables, state: GameState, action) -> GameState:
 
     def check(state):
         state = _knock_outs(tables, state)
-        state, over = _decide(state)
+        state, over = _decide(tables, state)
         return state.replace(resume=jnp.where(over, state.resume, prog["resume"]).astype(i32)), over
 
     state, over = jax.lax.cond(prog["after"], check, lambda s: (s, jnp.bool_(False)), state)
@@ -580,19 +571,23 @@ def _start_turn(tables, state, who):
                           retreat_discount=_put(state.retreat_discount, (who,), 0),
                           boost_all=_put(state.boost_all, (who,), 0),
                           boost_set=_put(state.boost_set, (who,), 0))
-    gets_energy = turn > 1
+    # R-3.3: no Energy on turn 1; with unused_energy_carries_over the current slot is refilled only
+    # when it is empty (reference _start_turn)
+    refill = (_get(state.energy_current, (who,)) == NO_ENERGY) | ~tables["rule_energy_carries_over"]
+    gets_energy = (turn > 1) & refill
     energy, state = _roll_energy(state, who, gets_energy)
     state = state.replace(
         energy_current=_upd(state.energy_current, who, _get(state.energy_next, (who,)), gets_energy),
         energy_next=_upd(state.energy_next, who, energy, gets_energy))
-    draws = jnp.logical_or(turn > 1, CONFIG.first_player_draws_turn1)
-    return _draw(state, who, 1, draws).replace(phase=i32(MAIN))
+    draws = jnp.logical_or(turn > 1, tables["rule_first_player_draws_turn1"])
+    return _draw(tables, state, who, 1, draws).replace(phase=i32(MAIN))
 
 
-def _draw(state, p, count, where=True):
+def _draw(tables, state, p, count, where=True):
     """R-3.1 / R-3.2 (reference _draw): up to `count` cards while the deck and hand allow."""
     def one(_, state):
-        ok = jnp.logical_and(where, (_get(state.deck_len, (p,)) > 0) & (_get(state.hand_len, (p,)) < CONFIG.hand_limit))
+        ok = jnp.logical_and(where, (_get(state.deck_len, (p,)) > 0)
+                             & (_get(state.hand_len, (p,)) < tables["rule_hand_limit"]))
         card = _get(state.deck, (p, 0,))
         state = _deck_remove(state, p, 0, ok)
         return _hand_add(state, p, card, ok)
@@ -739,7 +734,10 @@ def _run_program(tables, state, prog):
     state, ctx, damage, nothing = jax.lax.fori_loop(0, T.MAX_OPS, damage_stage,
                                                     (state, ctx, damage, jnp.bool_(False)))
     to_target = tables["attack_to_target"][top, index]
-    main_slot = jnp.where(attack & ~nothing, jnp.where(to_target, ctx["target"], 0), -1)
+    # an attack without damage (base 0, none computed, no damage to a target) deals none at all: with
+    # bonuses_need_damage=False its boosts and Weakness would otherwise apply (reference _run_program)
+    deals = (damage > 0) | (tables["attack_base"][top, index] > 0) | to_target
+    main_slot = jnp.where(attack & ~nothing & deals, jnp.where(to_target, ctx["target"], 0), -1)
     prevented = attack & (_get(state.prevent_until, (o, 0,)) >= state.turn) & _get(state.prevent_effects, (o, 0,))
     state, dealt = jax.lax.cond(main_slot >= 0,
                                 lambda s: _attack_damage(tables, s, p, 0, jnp.maximum(main_slot, 0), damage),
@@ -848,7 +846,7 @@ def _attack_damage(tables, state, p, src_slot, slot, damage, where=True):
     attacker_top = _top(state, p, src_slot)
     defender_top = _top(state, o, slot)
     on_active = slot == 0
-    bonuses = on_active & ((damage > 0) | (not CONFIG.bonuses_need_damage))
+    bonuses = on_active & ((damage > 0) | ~tables["rule_bonuses_need_damage"])
     names_in = tables["name_sets"][:, tables["name"][attacker_top]]
     boost = _get(state.boost_all, (p,)) + jnp.sum(jnp.where(names_in, _get(state.boost_set, (p,)), 0))
     boost += jnp.where(_get(state.boost_turn, (p, src_slot,)) == state.turn, _get(state.boost, (p, src_slot,)), 0)
@@ -1060,13 +1058,13 @@ def _effect(tables, state, ctx, op):
     gust = ON["gust"] & go & has_target
     state = _swap_slots(_leave_active(state, o, gust), o, 0, tgt, gust)
     # cards: draws, searches, discards, mill (shuffles after, in one place)
-    state = _draw_n(state, p, jnp.where(ON["draw"], p0, 0))
+    state = _draw_n(tables, state, p, jnp.where(ON["draw"], p0, 0))
     deck_p = jnp.maximum(_get(state.deck, (p,)), 0)
     in_deck = jnp.arange(DECK) < _get(state.deck_len, (p,))
     wanted = jnp.where(ON["search_hand_basic"], tables["is_basic"][deck_p],
                        tables["is_pokemon"][deck_p] & ((p0 < 0) | (tables["type"][deck_p] == p0)))
     to_hand = ON["search_hand"] | ON["search_hand_basic"]
-    state, index, picked = _search(tables, state, p, in_deck & wanted, to_hand & (_get(state.hand_len, (p,)) < CONFIG.hand_limit))
+    state, index, picked = _search(tables, state, p, in_deck & wanted, to_hand & (_get(state.hand_len, (p,)) < tables["rule_hand_limit"]))
     card = _get(state.deck, (p, index,))
     state = _hand_add(_deck_remove(state, p, index, picked), p, card, picked)
     free = _free_bench(state, p)
@@ -1093,16 +1091,16 @@ def _effect(tables, state, ctx, op):
     searched = ON["search_hand"] | ON["search_hand_basic"] | ON["search_bench"]
     shuffle_who = jnp.where(searched, p, o)
     state = _shuffle_deck(state, shuffle_who, searched | bounce | red_card)
-    state = _draw_n(state, o, jnp.where(red_card, p0, 0))
+    state = _draw_n(tables, state, o, jnp.where(red_card, p0, 0))
     return state, ctx
 
 
-def _draw_n(state, p, count):
+def _draw_n(tables, state, p, count):
     """Up to `count` draws, stopping as _draw does (an empty deck, a full hand): the k cards that move
     are the deck's first k, appended to the hand in order."""
     deck, hand = _get(state.deck, (p,)), _get(state.hand, (p,))
     deck_len, hand_len = _get(state.deck_len, (p,)), _get(state.hand_len, (p,))
-    k = jnp.maximum(0, jnp.minimum(jnp.minimum(count, deck_len), CONFIG.hand_limit - hand_len))
+    k = jnp.maximum(0, jnp.minimum(jnp.minimum(count, deck_len), tables["rule_hand_limit"] - hand_len))
     h = jnp.arange(HAND)
     new_hand = jnp.where((h >= hand_len) & (h < hand_len + k), _gather_row(deck, h - hand_len), hand)
     d = jnp.arange(DECK)
@@ -1173,17 +1171,17 @@ def _clear_slots(state, p, which):
     return state.replace(**out)
 
 
-def _decide(state):
+def _decide(tables, state):
     """R-5.4, R-5.5 (reference _decide); returns (state, over)."""
     points = state.points >= POINTS_TO_WIN
     empty = ~jnp.any(state.stack_len > 0, axis=1)
     ended = jnp.any(points) | jnp.any(empty)
-    if CONFIG.tie_policy == "count_conditions":
-        score = points.astype(i32) + empty[::-1].astype(i32)
-        winner = jnp.where(score[0] > score[1], 0, jnp.where(score[1] > score[0], 1, DRAW))
-    else:
-        winner = jnp.where(jnp.all(empty), DRAW, jnp.where(jnp.any(empty), jnp.where(empty[0], 1, 0),
-                           jnp.where(jnp.all(points), DRAW, jnp.where(points[0], 0, 1))))
+    # tie_policy "count_conditions": each player scores a condition met; else "empty_board_loses"
+    score = points.astype(i32) + empty[::-1].astype(i32)
+    by_count = jnp.where(score[0] > score[1], 0, jnp.where(score[1] > score[0], 1, DRAW))
+    by_board = jnp.where(jnp.all(empty), DRAW, jnp.where(jnp.any(empty), jnp.where(empty[0], 1, 0),
+                         jnp.where(jnp.all(points), DRAW, jnp.where(points[0], 0, 1))))
+    winner = jnp.where(tables["rule_tie_count_conditions"], by_count, by_board)
     state = state.replace(winner=jnp.where(ended, winner, state.winner).astype(i32),
                           phase=jnp.where(ended, OVER, state.phase).astype(i32),
                           pending=jnp.where(ended, 0, state.pending).astype(i32))
@@ -1214,7 +1212,7 @@ def _promote(state, bench):
 def _end_turn(tables, state):
     """R-3.3, end-of-first-turn Abilities, the Checkup (R-6.8), then R-5 and the turn limit (R-5.7)."""
     p = state.current
-    state = state.replace(energy_current=_put(state.energy_current, (p,), NO_ENERGY),
+    state = state.replace(energy_current=_upd(state.energy_current, p, NO_ENERGY, ~tables["rule_energy_carries_over"]),
                           turns_taken=_add(state.turns_taken, (p,), 1))
     first_turn = _get(state.turns_taken, (p,)) == 1
     for slot in range(SLOTS):
@@ -1224,8 +1222,8 @@ def _end_turn(tables, state):
         state = _attach_from_zone(tables, state, p, slot, tables["passive_params"][top, 0], 1, fires)
     state = _checkup(state)
     state = _knock_outs(tables, state)
-    state, over = _decide(state)
-    limit = ~over & (state.turn >= CONFIG.max_turns)
+    state, over = _decide(tables, state)
+    limit = ~over & (state.turn >= tables["rule_max_turns"])
     state = state.replace(winner=jnp.where(limit, DRAW, state.winner).astype(i32),
                           phase=jnp.where(limit, OVER, state.phase).astype(i32),
                           pending=jnp.where(limit, 0, state.pending).astype(i32))

@@ -27,8 +27,9 @@ from envs.tcgjax.gym_envs import OPPONENT_SALT
 from envs.tcgjax.jax import engine as J
 from envs.tcgjax.jax.observation import observe
 from envs.tcgjax.jax.state import OVER, GameState
-from envs.tcgjax.jax.tables import card_tables
+from envs.tcgjax.jax.tables import check_capacity, engine_tables
 from envs.tcgjax.reference import actions as A
+from envs.tcgjax.reference.cards import load_pool
 from envs.tcgjax.reference.config import RuleConfig
 from envs.tcgjax.reference.decks import FIXED_DECKS, fixed_deck, random_deck
 from envs.tcgjax.reference.engine import TYPE_INDEX
@@ -58,8 +59,13 @@ class EnvState:
     decisions: jnp.ndarray
 
 
-def deck_arrays(decks) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(cards int32[K, 20], energy types int32[K, 3], number of types int32[K]) of reference Decks."""
+def deck_arrays(decks, config: RuleConfig = RuleConfig()) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(cards int32[K, 20], energy types int32[K, 3], number of types int32[K]) of reference Decks,
+    each checked as the reference's new_game checks it (Deck.validate under `config`: ValueError)."""
+    check_capacity(config)
+    pool = load_pool()
+    for deck in decks:
+        deck.validate(pool, config)
     cards = np.array([d.cards for d in decks], np.int32)
     types = np.zeros((len(decks), 3), np.int32)
     for i, d in enumerate(decks):
@@ -68,17 +74,17 @@ def deck_arrays(decks) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     return cards, types, n_types
 
 
-def deck_bank(decks) -> EnvParams:
-    """EnvParams over a list of reference Decks."""
-    return EnvParams(*(jnp.asarray(array) for array in deck_arrays(decks)))
+def deck_bank(decks, config: RuleConfig = RuleConfig()) -> EnvParams:
+    """EnvParams over a list of reference Decks, each legal under `config`."""
+    return EnvParams(*(jnp.asarray(array) for array in deck_arrays(decks, config)))
 
 
-def fixed_bank() -> EnvParams:
-    return deck_bank([fixed_deck(name) for name in sorted(FIXED_DECKS)])
+def fixed_bank(config: RuleConfig = RuleConfig()) -> EnvParams:
+    return deck_bank([fixed_deck(name) for name in sorted(FIXED_DECKS)], config)
 
 
-def random_bank(size: int = 256, seed: int = 0) -> EnvParams:
-    return deck_bank([random_deck(seed * 100_003 + i) for i in range(size)])
+def random_bank(size: int = 256, seed: int = 0, config: RuleConfig = RuleConfig()) -> EnvParams:
+    return deck_bank([random_deck(seed * 100_003 + i) for i in range(size)], config)
 
 
 def _opponent_keys(seed_low, seed_high):
@@ -101,15 +107,15 @@ class TcgJaxEnv:
     def __init__(self, bank: str = "fixed", config: RuleConfig = RuleConfig()):
         if bank not in ("fixed", "random"):
             raise ValueError(f"bank is 'fixed' or 'random', got {bank!r}")
-        J.check_config(config)
-        self.bank = bank
-        self.tables = {k: jnp.asarray(v) for k, v in card_tables().items()}
+        self.bank, self.config = bank, config
+        # the rules are in the tables (jax/tables.py rule_tables), closed over: each config compiles its own
+        self.tables = {k: jnp.asarray(v) for k, v in engine_tables(config).items()}
         self.num_actions = A.NUM_ACTIONS
         self.observation_size = OBS_SIZE
 
     @functools.cached_property
     def default_params(self) -> EnvParams:
-        return fixed_bank() if self.bank == "fixed" else random_bank()
+        return fixed_bank(self.config) if self.bank == "fixed" else random_bank(config=self.config)
 
     def start(self, decks_index, seed_low, seed_high, params: EnvParams) -> tuple[jnp.ndarray, EnvState]:
         """A new episode from bank indices and a seed (what reset draws from its key)."""

@@ -7,8 +7,9 @@ functional env's step without its auto-reset, so that an episode's last observat
 
 Bad input raises ValueError before anything is played: an action that is not an integer in [0, 111),
 or an illegal one (its name and the legal actions in the message) unless illegal_action="lose", which
-ends the episode as a loss. The JAX engine plays RuleConfig's defaults only; other rules raise
-NotImplementedError. `gymnasium.make_vec("envport/TcgPocketJax-v0", num_envs=N)` gives the native
+ends the episode as a loss. `config` (RuleConfig) is honoured as the reference honours it, up to the JAX
+state's capacities (a hand_limit above 10 or max_energy_types above 3 is a ValueError); each config
+compiles its own engine (once per process). `gymnasium.make_vec("envport/TcgPocketJax-v0", num_envs=N)` gives the native
 vector env (vector_env.py)."""
 
 from __future__ import annotations
@@ -23,8 +24,8 @@ import numpy as np
 from gymnasium import spaces
 
 from envs.tcgjax.gym_envs import ILLEGAL_ACTION_MODES, OPPONENT_SALT, episode_decks, validate_action
-from envs.tcgjax.jax import engine as J
 from envs.tcgjax.jax.env import NO_ACTION, TcgJaxEnv, deck_arrays
+from envs.tcgjax.jax.tables import check_capacity
 from envs.tcgjax.reference import actions as A
 from envs.tcgjax.reference.config import RuleConfig
 from envs.tcgjax.reference.observation import MASK_SLICE, OBS_SIZE
@@ -32,32 +33,34 @@ from envs.tcgjax.reference.rng import seed_keys
 
 
 @functools.cache
-def functional_env() -> TcgJaxEnv:
-    """One functional env per process (its card tables are built once), shared by the Gymnasium envs."""
-    return TcgJaxEnv()
+def functional_env(config: RuleConfig = RuleConfig()) -> TcgJaxEnv:
+    """One functional env per process and config (its tables are built once), shared by the Gymnasium envs."""
+    return TcgJaxEnv(config=config)
 
 
 @functools.cache
-def _single_functions() -> tuple[Any, Any]:
-    """The jitted new_episode and play, compiled once per process (play takes a minute or more)."""
-    env = functional_env()
+def _single_functions(config: RuleConfig = RuleConfig()) -> tuple[Any, Any]:
+    """The jitted new_episode and play, compiled once per process and config (play takes a minute or more)."""
+    env = functional_env(config)
     return jax.jit(env.new_episode), jax.jit(env.play)
 
 
-def episode_inputs(decks: Union[str, tuple[str, str]], seed: int) -> tuple[np.ndarray, ...]:
+def episode_inputs(decks: Union[str, tuple[str, str]], seed: int,
+                   config: RuleConfig = RuleConfig()) -> tuple[np.ndarray, ...]:
     """new_episode's arguments for the episode of seed `seed`: the decks as gym_envs.episode_decks
-    chooses them, and the seed's 32-bit halves."""
+    chooses them (checked under `config`, as the reference's new_game checks them), and the seed's
+    32-bit halves."""
     for stream_seed in (seed, seed + OPPONENT_SALT):  # the game's and the opponent's, as the reference seeds them
         seed_keys(stream_seed)  # the reference's range check: ValueError outside [0, 2**64)
-    return (*deck_arrays(episode_decks(decks, seed)), np.uint32(seed & 0xFFFFFFFF), np.uint32(seed >> 32))
+    return (*deck_arrays(episode_decks(decks, seed), config), np.uint32(seed & 0xFFFFFFFF), np.uint32(seed >> 32))
 
 
 def check_arguments(decks, illegal_action: str, config: RuleConfig) -> None:
-    """The reference env's checks, and the JAX engine's own: it plays RuleConfig's defaults only."""
+    """The reference env's checks, and the JAX state's capacities (jax/tables.py check_capacity)."""
     if illegal_action not in ILLEGAL_ACTION_MODES:
         raise ValueError(f"illegal_action must be one of {ILLEGAL_ACTION_MODES}, got {illegal_action!r}")
     episode_decks(decks, 0)  # fail now on a bad deck name
-    J.check_config(config)
+    check_capacity(config)
 
 
 def illegal_action_message(value: int, mask: np.ndarray) -> str:
@@ -74,7 +77,7 @@ class TcgJaxGymEnv(gymnasium.Env):
         self.decks, self.illegal_action, self.config, self.max_decisions = decks, illegal_action, config, max_decisions
         self.observation_space = spaces.Box(0.0, 1.0, shape=(OBS_SIZE,), dtype=np.float32)
         self.action_space = spaces.Discrete(A.NUM_ACTIONS)
-        self._new_episode, self._play = _single_functions()
+        self._new_episode, self._play = _single_functions(config)
         self._state = None
         self._mask = np.zeros(A.NUM_ACTIONS, bool)
         self._decisions = 0
@@ -84,7 +87,7 @@ class TcgJaxGymEnv(gymnasium.Env):
         super().reset(seed=seed)
         if seed is None:
             seed = int(self.np_random.integers(2**31))
-        state = self._new_episode(*episode_inputs(self.decks, int(seed)))
+        state = self._new_episode(*episode_inputs(self.decks, int(seed), self.config))
         obs, self._state, _, _, _ = self._play(state, jnp.int32(NO_ACTION))
         self._decisions, self._done = 0, False
         return self._observed(obs)

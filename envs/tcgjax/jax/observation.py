@@ -7,11 +7,9 @@ import jax.numpy as jnp
 
 from envs.tcgjax.jax import engine as J
 from envs.tcgjax.jax.state import ASLEEP, CONFUSED, HAND, MAIN, NO_ENERGY, PARALYZED, PROMOTE, SETUP, SLOTS
-from envs.tcgjax.reference.config import RuleConfig
 from envs.tcgjax.reference.observation import MAX_DAMAGE, MAX_HP, OBS_SIZE
 
 f32 = jnp.float32
-CONFIG = RuleConfig()
 
 
 def _scale(value, denominator):
@@ -67,7 +65,7 @@ def observe(tables, state, viewer=None) -> jnp.ndarray:
     phase = jnp.select([state.phase == SETUP, state.phase == MAIN, state.phase == PROMOTE], [0, 1, 2], -1)
     boost = jnp.where(state.current == viewer, state.boost_all[me] + jnp.sum(state.boost_set[me]), 0)
     glob = jnp.concatenate([
-        jnp.stack([_scale(jnp.minimum(state.turn, CONFIG.max_turns), CONFIG.max_turns),
+        jnp.stack([jnp.minimum(state.turn, tables["rule_max_turns"]).astype(f32) * tables["rule_max_turns_reciprocal"],
                    (state.current == viewer).astype(f32)]),
         _one_hot(phase, 3),
         jnp.stack([_scale(jnp.minimum(state.points[me], 3), 3), _scale(jnp.minimum(state.points[foe], 3), 3),

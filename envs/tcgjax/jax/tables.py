@@ -9,7 +9,9 @@ import functools
 
 import numpy as np
 
+from envs.tcgjax.jax.state import HAND, MAX_ZONE_TYPES
 from envs.tcgjax.reference.cards import ENERGY_TYPES, POKEMON_TYPES, CardPool, load_pool
+from envs.tcgjax.reference.config import RuleConfig
 from envs.tcgjax.reference.effects import TARGETS, Op, Program
 
 MAX_OPS = 1  # every program of A1 / P-A is one op (card_tables raises if one needs more)
@@ -123,6 +125,42 @@ def _program(program: Program | None, names: _Names) -> np.ndarray:
     for i, op in enumerate(program.ops):
         table[i] = _encode_op(op, names)
     return table
+
+
+def check_capacity(config: RuleConfig) -> None:
+    """The flags the JAX engine's fixed-size state bounds: a hand holds HAND cards, a deck's Energy Zone
+    MAX_ZONE_TYPES types. Anything beyond is a clear error, not silently clipped."""
+    if config.hand_limit > HAND:
+        raise ValueError(f"hand_limit {config.hand_limit}: the JAX engine's hands hold at most {HAND} cards "
+                         f"(state.HAND); the reference engine has no such bound")
+    if config.max_energy_types > MAX_ZONE_TYPES:
+        raise ValueError(f"max_energy_types {config.max_energy_types}: the JAX engine's Energy Zone holds at most "
+                         f"{MAX_ZONE_TYPES} types (state.MAX_ZONE_TYPES); the reference engine has no such bound")
+
+
+def rule_tables(config: RuleConfig = RuleConfig()) -> dict[str, np.ndarray]:
+    """RuleConfig's flags that act during play, as 0-d arrays the engine reads from its tables: values,
+    not shapes, so one compiled engine serves every config when the tables are jit arguments (closed
+    over, each config compiles its own). The deck-building flags (max_energy_types,
+    fossil_counts_as_basic_for_deck) act in Deck.validate, which both engines' deck banks go through."""
+    check_capacity(config)
+    return {
+        "rule_first_player_draws_turn1": np.bool_(config.first_player_draws_turn1),
+        "rule_supporter_on_turn1": np.bool_(config.supporter_on_turn1),
+        "rule_attack_on_turn1": np.bool_(config.attack_on_turn1),
+        "rule_energy_carries_over": np.bool_(config.unused_energy_carries_over),
+        "rule_hand_limit": np.int32(config.hand_limit),
+        "rule_max_turns": np.int32(config.max_turns),
+        # the observation's turn feature: reference/observation._scale's float32 reciprocal
+        "rule_max_turns_reciprocal": np.float32(1.0 / config.max_turns),
+        "rule_tie_count_conditions": np.bool_(config.tie_policy == "count_conditions"),
+        "rule_bonuses_need_damage": np.bool_(config.bonuses_need_damage),
+    }
+
+
+def engine_tables(config: RuleConfig = RuleConfig()) -> dict[str, np.ndarray]:
+    """Everything the engine reads besides the state: the card tables and the rules of `config`."""
+    return {**card_tables(), **rule_tables(config)}
 
 
 @functools.lru_cache(maxsize=1)

@@ -37,12 +37,12 @@ from shared.vector_actions import check_discrete_actions
 
 
 @functools.cache
-def _batched_functions(gather: bool) -> tuple[Any, Any]:
+def _batched_functions(gather: bool, config: RuleConfig = RuleConfig()) -> tuple[Any, Any]:
     """(advance, empty states) for every vector env of the process. advance starts a new episode in
     the lanes flagged `starting` (from decks and seeds chosen on the host) and plays one decision in
     every lane: NO_ACTION in the starting lanes (the opponent's opening decisions), the agent's action
     in the others. One jitted function, so that one compile (minutes on 2 cores) serves reset and step."""
-    env = functional_env()
+    env = functional_env(config)
     new_episodes = jax.vmap(env.new_episode)
 
     def started(states, inputs, starting):
@@ -75,10 +75,10 @@ class TcgJaxVectorEnv(VectorEnv):
             raise ValueError(f"num_envs must be at least 1, got {num_envs}")
         check_arguments(decks, illegal_action, config)
         self.num_envs = int(num_envs)
-        filler = episode_inputs(decks, 0)
+        filler = episode_inputs(decks, 0, config)
         self._filler_batch = tuple(jnp.asarray(np.stack([part] * self.num_envs)) for part in filler)
         self.decks, self.illegal_action, self.config, self.max_decisions = decks, illegal_action, config, max_decisions
-        self._advance, self._empty_states = _batched_functions(bool(gather))
+        self._advance, self._empty_states = _batched_functions(bool(gather), config)
         self.single_observation_space = spaces.Box(0.0, 1.0, shape=(OBS_SIZE,), dtype=np.float32)
         self.single_action_space = spaces.Discrete(A.NUM_ACTIONS)
         self.observation_space = batch_space(self.single_observation_space, self.num_envs)
@@ -101,7 +101,7 @@ class TcgJaxVectorEnv(VectorEnv):
             return self._filler_batch
         batch = tuple(np.array(part) for part in self._filler_batch)
         for lane in np.flatnonzero(starting):
-            for part, value in zip(batch, episode_inputs(self.decks, self._seeds.episode_seed(lane, seeds[lane])),
+            for part, value in zip(batch, episode_inputs(self.decks, self._seeds.episode_seed(lane, seeds[lane]), self.config),
                                    strict=True):
                 part[lane] = value
         return batch

@@ -98,14 +98,14 @@ def test_reference_and_jax_envs_play_the_same_episode(seed):
 
 
 @TCGJAX.covers("env")
-def test_the_jax_env_refuses_rules_it_does_not_implement():
-    """The reference honours every RuleConfig flag; the JAX engine plays the defaults only and says so
-    rather than silently playing other rules."""
+def test_the_jax_env_refuses_what_it_cannot_play():
+    """Both engines honour every RuleConfig flag (tests/l3_rule_configs.py); the JAX engine's fixed-size
+    state bounds the hand limit, and says so rather than clipping hands."""
     from envs.tcgjax.jax.env import TcgJaxEnv
     from envs.tcgjax.reference.config import RuleConfig
 
-    with pytest.raises(NotImplementedError, match="max_turns"):
-        TcgJaxEnv(config=RuleConfig(max_turns=50))
+    with pytest.raises(ValueError, match="hand_limit 11"):
+        TcgJaxEnv(config=RuleConfig(hand_limit=11))
     with pytest.raises(ValueError, match="bank"):
         TcgJaxEnv(bank="mystery")
-    TcgReferenceEnv(config=RuleConfig(max_turns=50)).reset(seed=0)
+    TcgReferenceEnv(config=RuleConfig(hand_limit=11)).reset(seed=0)

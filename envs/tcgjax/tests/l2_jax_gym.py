@@ -102,8 +102,8 @@ def test_jax_gym_env_refuses_bad_input_before_playing():
         TcgJaxGymEnv(decks="mystery")
     with pytest.raises(ValueError, match="illegal_action"):
         TcgJaxGymEnv(illegal_action="ignore")
-    with pytest.raises(NotImplementedError, match="max_turns"):
-        TcgJaxGymEnv(config=RuleConfig(max_turns=50))
+    with pytest.raises(ValueError, match="max_energy_types 4"):
+        TcgJaxGymEnv(config=RuleConfig(max_energy_types=4))
     for seed in (2**64, 2**64 - 1):  # the game's stream, then the opponent's (seed + its salt), out of range
         for backend in (TcgReferenceEnv, TcgJaxGymEnv):
             with pytest.raises(ValueError, match=r"seed must be in \[0, 2\*\*64\)"):
