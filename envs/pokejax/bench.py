@@ -29,8 +29,13 @@ Then PPO end to end (the shared PureJaxRL-style PPO, 64x64 MLP): on Showdown thr
 envs and the host loop, and on PokeJAX with make_train (one jit over rollouts and updates), both
 with the agent as p1 against a random opponent; agent steps per second, compile excluded.
 
-Columns: decisions/s (best of 3 timing windows), JIT compile seconds (not in any rate), the
-process's peak resident memory after the row, and the ratio to Showdown in-process from this run.
+Columns: decisions/s (best of 3 timing windows), JIT compile seconds (not in any rate), memory, and
+the ratio to Showdown in-process from this run. Memory is what each backend holds for its battles:
+for Showdown the Node process's peak resident set (VmHWM, /proc; V8 and Showdown's data included), for
+PokeJAX the buffers XLA allocates for one timed call of the compiled program (arguments, outputs and
+temporaries: the batch's battles in and out, the fresh battles, the scan's scratch), from
+`memory_analysis()`. The JAX runtime and Python around it (about 1 GB of RSS in this process, the
+same at every batch) are in neither; the process's peak RSS, which only grows, is in the JSON.
 This is a benchmark, not a test: nothing here asserts a speed.
 """
 
@@ -75,6 +80,29 @@ def _peak_rss_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
+def _process_peak_rss_mb(pid) -> float | None:
+    """Another process's peak resident set (VmHWM in /proc/PID/status) in MB; None where /proc lacks it."""
+    try:
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) / 1024
+    except OSError:
+        return None
+    return None
+
+
+def _format_mb(mb) -> str:
+    return "n/a" if mb is None else f"{mb:.2f}" if mb < 1 else f"{mb:.1f}" if mb < 10 else f"{mb:,.0f}"
+
+
+def _xla_buffers_mb(compiled) -> float:
+    """The buffers XLA allocates for one call of a compiled program: arguments, outputs (those aliased to
+    an argument counted once) and temporaries."""
+    stats = compiled.memory_analysis()
+    return (stats.argument_size_in_bytes + stats.output_size_in_bytes - stats.alias_size_in_bytes
+            + stats.temp_size_in_bytes) / 2**20
+
+
 def _team_pairs(count: int, battle_format: str, showdown) -> list:
     """Team pairs for Showdown's side of the table: random teams of the supported moves (as
     l3_battles makes them), or gen1randombattle teams from Showdown's own generator (made before
@@ -109,10 +137,11 @@ def showdown_in_process(seconds: float, battle_format: str) -> dict:
             rate = decisions / elapsed
             best = rate if best is None else max(best, rate)
             turns_per_battle = result["turns"] / result["battles"]
-    return {"decisions_per_s": best, "turns_per_battle": turns_per_battle}
+        memory_mb = _process_peak_rss_mb(showdown.pid)
+    return {"decisions_per_s": best, "turns_per_battle": turns_per_battle, "memory_mb": memory_mb}
 
 
-def showdown_via_python(seconds: float, battle_format: str) -> float:
+def showdown_via_python(seconds: float, battle_format: str) -> dict:
     """Decisions/s through the Python adapter: one choose() round trip per decision pair."""
     from envs.pokejax.reference.showdown import Showdown
     from envs.pokejax.showdown_io import choice_string, showdown_legal
@@ -135,7 +164,8 @@ def showdown_via_python(seconds: float, battle_format: str) -> float:
                 snap = showdown.choose(name, *choices, state=False)
             showdown.end(name)
             index += 1
-        return decisions / (time.perf_counter() - start)
+        rate = decisions / (time.perf_counter() - start)
+        return {"decisions_per_s": rate, "memory_mb": _process_peak_rss_mb(showdown.pid)}
 
 
 def make_random_play(kind: str, batch: int, steps: int, battle_format: str):
@@ -235,6 +265,8 @@ def pokejax_random(kind: str, batch: int, seconds: float, battle_format: str) ->
     battles, decisions = play(battles, jax.random.PRNGKey(1))
     jax.block_until_ready(decisions)
     compile_s = time.perf_counter() - started
+    # the executable just compiled (lower and compile hit jit's cache: no second compile)
+    memory_mb = _xla_buffers_mb(play.lower(battles, jax.random.PRNGKey(1)).compile())
     counted = {"decisions": int(decisions)}
     state = {"battles": battles, "key": jax.random.PRNGKey(2)}
 
@@ -250,6 +282,7 @@ def pokejax_random(kind: str, batch: int, seconds: float, battle_format: str) ->
         "decisions_per_s": calls_rate * counted["decisions"],
         "compile_s": compile_s,
         "steps_per_call": steps,
+        "memory_mb": memory_mb,
         "overflow": bool(np.asarray(state["battles"].prng_overflow).any()),
     }
 
@@ -321,7 +354,7 @@ def main(argv=None) -> int:
     rows.append({"backend": "Showdown in-process (Node loop)", "batch": 1, **in_process, "rss_mb": None})
     with console.status("Showdown through the Python adapter"):
         via_python = showdown_via_python(seconds, args.format)
-    rows.append({"backend": "Showdown via Python adapter", "batch": 1, "decisions_per_s": via_python})
+    rows.append({"backend": "Showdown via Python adapter", "batch": 1, **via_python})
     for kind in ("sodium", "gen5"):
         for batch in batches:
             with console.status(f"PokeJAX {kind} batch {batch}"):
@@ -353,7 +386,7 @@ def main(argv=None) -> int:
     console.print(
         _table(
             f"PokeJAX vs Showdown, {game} ({os.cpu_count()} CPUs, " f"JAX {machine()['jax_backend']})",
-            ("backend", "batch", "decisions/s", "x Showdown in-process", "JIT s", "peak RSS MB"),
+            ("backend", "batch", "decisions/s", "x Showdown in-process", "JIT s", "memory MB"),
             [
                 (
                     row["backend"],
@@ -361,7 +394,7 @@ def main(argv=None) -> int:
                     format_rate(row["decisions_per_s"]),
                     f"{row['ratio_vs_showdown_in_process']:.2f}x",
                     f"{row['compile_s']:.1f}" if "compile_s" in row else "n/a",
-                    f"{row['rss_mb']:.0f}" if row.get("rss_mb") else "n/a",
+                    _format_mb(row.get("memory_mb")),
                 )
                 for row in rows
             ],
@@ -386,8 +419,8 @@ def main(argv=None) -> int:
         )
     console.print(
         "A decision is one side's choice. Showdown in-process: whole battles in one Node loop; via Python: one "
-        "JSON round trip per turn. Peak RSS is the bench process's (JAX rows grow it; Node runs in its own process; "
-        "whole loops rows run in their own)."
+        "JSON round trip per turn. Memory: Showdown's Node process's peak RSS; PokeJAX's XLA buffers for one timed "
+        "call (the batch's battles, fresh battles, scratch), without the JAX runtime around them."
     )
     if any(row.get("overflow") for row in rows):
         console.print("[red]a battle step wanted more PRNG draws than it prefetched: results are not exact[/red]")
