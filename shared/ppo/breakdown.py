@@ -3,6 +3,7 @@
 
     ./pants run shared/ppo:breakdown -- --env pong --backends jax,c --networks small,2M
     python -m shared.ppo.breakdown --env pong --networks small,2M,20M --num-envs 1024 --num-steps 16
+    ./pants run shared/ppo:breakdown -- --env tcgjax --num-envs 8     # every env of the repository is registered
 
 JAX backends run PPO fused on the device: nothing crosses to the host, so their transfer is 0; each
 phase is timed as its own compiled program (a scan of env steps, a scan of forwards, the update).
@@ -31,9 +32,16 @@ import numpy as np
 PHASES = ("env_step", "transfer", "forward", "backward")
 
 # env -> backend -> "module:function" returning a dict with either "jax_env" (a JaxEnvSpec) or
-# "make_vector_env" (num_envs -> Gymnasium VectorEnv). New envs add themselves here.
+# "make_vector_env" (num_envs -> Gymnasium VectorEnv), and optionally "ppo_config": the PPOConfig fields
+# the env's PPO needs (an action mask, continuous actions). New envs add themselves here.
 REGISTRY: dict[str, dict[str, str]] = {
     "pong": {"jax": "envs.pong.ppo_backends:jax_backend", "c": "envs.pong.ppo_backends:c_backend"},
+    "halfcheetah": {"jax": "envs.halfcheetah.ppo_backends:jax_backend",
+                    "mujoco": "envs.halfcheetah.ppo_backends:mujoco_backend"},
+    "emurust": {"rust": "envs.emurust.ppo_backends:rust_backend", "pyboy": "envs.emurust.ppo_backends:pyboy_backend"},
+    "pokejax": {"jax": "envs.pokejax.ppo_backends:jax_backend",
+                "showdown": "envs.pokejax.ppo_backends:showdown_backend"},
+    "tcgjax": {"jax": "envs.tcgjax.ppo_backends:jax_backend", "reference": "envs.tcgjax.ppo_backends:reference_backend"},
 }
 
 
@@ -64,13 +72,18 @@ def jax_breakdown(env, config) -> dict:
     key = jax.random.PRNGKey(0)
     train_state = make_train_state(config, network, key, env.observation_shape)
     obs, state = jax.vmap(env.reset, in_axes=(0, None))(jax.random.split(key, config.num_envs), env.params)
-    actions = jax.random.randint(key, (config.num_steps, config.num_envs), 0, env.num_actions)
+    rollout = (config.num_steps, config.num_envs)
+    if config.continuous:
+        actions = jax.random.normal(key, rollout + (env.num_actions,))
+    else:
+        actions = jax.random.randint(key, rollout, 0, env.num_actions)
     keys = jax.random.split(key, config.num_envs)
+    step = env.step_batch or jax.vmap(env.step, in_axes=(0, 0, 0, None))  # as make_train steps it
 
     @jax.jit
     def env_steps(state, actions):
         def body(state, action):
-            obs, state, reward, done, _ = jax.vmap(env.step, in_axes=(0, 0, 0, None))(keys, state, action, env.params)
+            obs, state, reward, done, _ = step(keys, state, action, env.params)
             return state, obs
         return jax.lax.scan(body, state, actions)
 
@@ -81,8 +94,8 @@ def jax_breakdown(env, config) -> dict:
         return jax.lax.map(lambda o: network.apply(params, o), observations)
 
     logits, values = forwards(train_state.params, observations)
-    transitions = Transition(done=jnp.zeros(actions.shape, bool), action=actions, value=values,
-                             reward=jnp.zeros(actions.shape), log_prob=jnp.full(actions.shape, -1.0), obs=observations)
+    transitions = Transition(done=jnp.zeros(rollout, bool), action=actions, value=values,
+                             reward=jnp.zeros(rollout), log_prob=jnp.full(rollout, -1.0), obs=observations)
     backward = jax.jit(lambda ts, tr, last, k: update(ts, tr, last, k, config)[0].params)
     return {
         "env_step": _timed(env_steps, state, actions),
@@ -126,9 +139,10 @@ def main(argv=None) -> int:
         parser.error(f"{args.env} has no backend {unknown}; registered: {sorted(REGISTRY[args.env])}")
     results = []
     for preset in args.networks.split(","):
-        config = PPOConfig(num_envs=args.num_envs, num_steps=args.num_steps, network=preset)
         for backend in backends:
             spec = _load(REGISTRY[args.env][backend])
+            config = PPOConfig(num_envs=args.num_envs, num_steps=args.num_steps, network=preset,
+                               **spec.get("ppo_config", {}))
             with console.status(f"{args.env}/{backend}, network {preset}"):
                 if "jax_env" in spec:
                     phases = jax_breakdown(spec["jax_env"], config)

@@ -141,6 +141,38 @@ def test_breakdown_times_every_phase_of_both_pong_backends(tmp_path):
     assert out.with_suffix(".png").read_bytes()[:4] == b"\x89PNG"
 
 
+def test_breakdown_times_continuous_actions_on_both_halfcheetah_backends(tmp_path):
+    """A backend's ppo_config reaches the PPO it times: HalfCheetah's continuous actions on the JAX env
+    (random Gaussian actions in the timed rollout) and on MuJoCo through the host loop."""
+    import json
+
+    from shared.ppo import breakdown
+
+    out = tmp_path / "halfcheetah"
+    assert breakdown.main(["--env", "halfcheetah", "--networks", "small", "--num-envs", "2", "--num-steps", "8",
+                           "--out", str(out)]) == 0
+    rows = json.loads(out.with_suffix(".json").read_text())
+    assert {r["backend"] for r in rows} == {"jax", "mujoco"}
+    assert all(row["env_step"] > 0 and row["backward"] > 0 for row in rows)
+
+
+def test_every_registered_breakdown_backend_names_a_well_formed_spec():
+    """Every env of the repository registers its backends; each loads (envs are built, nothing is
+    stepped) and gives a JAX env spec or a vector env maker, with PPOConfig fields that exist."""
+    from shared.ppo import breakdown
+
+    assert set(breakdown.REGISTRY) == {"pong", "halfcheetah", "emurust", "pokejax", "tcgjax"}
+    fields = {f.name for f in dataclasses.fields(PPOConfig)}
+    for env, backends in breakdown.REGISTRY.items():
+        assert len(backends) == 2, env  # the translation and its reference
+        for backend, path in backends.items():
+            spec = breakdown._load(path)
+            assert ("jax_env" in spec) != ("make_vector_env" in spec), (env, backend)
+            assert "jax_env" not in spec or isinstance(spec["jax_env"], JaxEnvSpec), (env, backend)
+            assert "make_vector_env" not in spec or callable(spec["make_vector_env"]), (env, backend)
+            assert set(spec.get("ppo_config", {})) <= fields, (env, backend)
+
+
 def test_gaussian_log_prob_and_entropy_against_scipy():
     from scipy.stats import norm
 

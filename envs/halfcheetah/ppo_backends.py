@@ -1,0 +1,20 @@
+"""HalfCheetah's backends for shared.ppo.breakdown: continuous-action PPO (a diagonal Gaussian policy) on
+the JAX env and on MuJoCo's C HalfCheetah-v5 through Gymnasium's synchronous vector env."""
+
+PPO_CONFIG = {"continuous": True}
+
+
+def jax_backend() -> dict:
+    from .policy_transfer import jax_env_spec
+
+    return {"jax_env": jax_env_spec(), "ppo_config": PPO_CONFIG}
+
+
+def mujoco_backend() -> dict:
+    import gymnasium
+
+    from . import gym_envs
+
+    gym_envs.register()
+    return {"make_vector_env": lambda num_envs: gymnasium.make_vec(
+        "envport/HalfCheetah-v0", num_envs=num_envs, vectorization_mode="sync"), "ppo_config": PPO_CONFIG}
