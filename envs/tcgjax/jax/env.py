@@ -26,7 +26,7 @@ from flax import struct
 from envs.tcgjax.gym_envs import OPPONENT_SALT
 from envs.tcgjax.jax import engine as J
 from envs.tcgjax.jax.observation import observe
-from envs.tcgjax.jax.state import OVER, GameState
+from envs.tcgjax.jax.state import MAX_ZONE_TYPES, OVER, GameState
 from envs.tcgjax.jax.tables import check_capacity, engine_tables
 from envs.tcgjax.reference import actions as A
 from envs.tcgjax.reference.cards import load_pool
@@ -42,8 +42,8 @@ U32 = jnp.uint32
 
 @struct.dataclass
 class EnvParams:
-    deck_cards: jnp.ndarray  # int32[K, 20]
-    deck_types: jnp.ndarray  # int32[K, 3]
+    deck_cards: jnp.ndarray  # int32[K, DECK]
+    deck_types: jnp.ndarray  # int32[K, MAX_ZONE_TYPES]
     deck_n_types: jnp.ndarray  # int32[K]
     # traced, not static: a program compiled for one cut serves every cut (tests cut at 30)
     max_decisions: jnp.ndarray = 2000  # int32
@@ -60,14 +60,14 @@ class EnvState:
 
 
 def deck_arrays(decks, config: RuleConfig = RuleConfig()) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(cards int32[K, 20], energy types int32[K, 3], number of types int32[K]) of reference Decks,
+    """(cards int32[K, DECK], energy types int32[K, MAX_ZONE_TYPES], number of types int32[K]) of reference Decks,
     each checked as the reference's new_game checks it (Deck.validate under `config`: ValueError)."""
     check_capacity(config)
     pool = load_pool()
     for deck in decks:
         deck.validate(pool, config)
     cards = np.array([d.cards for d in decks], np.int32)
-    types = np.zeros((len(decks), 3), np.int32)
+    types = np.zeros((len(decks), MAX_ZONE_TYPES), np.int32)
     for i, d in enumerate(decks):
         types[i, : len(d.energy_types)] = [TYPE_INDEX[t] for t in d.energy_types]
     n_types = np.array([len(d.energy_types) for d in decks], np.int32)
@@ -212,7 +212,7 @@ class TcgJaxEnv:
         return jax.vmap(self._end_play)(carry["state"], legal)
 
     def new_episode(self, deck_cards, deck_types, deck_n_types, seed_low, seed_high) -> EnvState:
-        """A new game of two decks (int32[2, 20], int32[2, 3], int32[2]) and a 64-bit seed given as
+        """A new game of two decks (int32[2, DECK], int32[2, MAX_ZONE_TYPES], int32[2]) and a 64-bit seed given as
         halves, before the opponent's opening decisions (play(state, NO_ACTION) plays them): start
         without its loop, for callers that choose the decks per episode."""
         params = EnvParams(deck_cards, deck_types, deck_n_types)
