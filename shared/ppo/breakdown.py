@@ -4,6 +4,7 @@
     ./pants run shared/ppo:breakdown -- --env pong --backends jax,c --networks small,2M
     python -m shared.ppo.breakdown --env pong --networks small,2M,20M --num-envs 1024 --num-steps 16
     ./pants run shared/ppo:breakdown -- --env tcgjax --num-envs 8     # every env of the repository is registered
+    ./pants run shared/ppo:breakdown -- --list                        # the registry, each backend imported
 
 JAX backends run PPO fused on the device: nothing crosses to the host, so their transfer is 0; each
 phase is timed as its own compiled program (a scan of env steps, a scan of forwards, the update).
@@ -48,6 +49,22 @@ REGISTRY: dict[str, dict[str, str]] = {
 def _load(path: str):
     module, _, name = path.partition(":")
     return getattr(importlib.import_module(module), name)()
+
+
+def list_backends() -> int:
+    """Print env, backend and module of every registration after importing its module; 1 if any fails."""
+    failed = 0
+    for env, backends in REGISTRY.items():
+        for backend, path in backends.items():
+            module, _, name = path.partition(":")
+            try:
+                getattr(importlib.import_module(module), name)
+                status = "ok"
+            except Exception as error:  # noqa: BLE001 - report every failing registration, not just the first
+                failed += 1
+                status = f"FAILED: {type(error).__name__}: {error}"
+            print(f"{env:12} {backend:9} {path:48} {status}")
+    return 1 if failed else 0
 
 
 def _timed(fn, *args, repeats: int = 3) -> float:
@@ -124,7 +141,12 @@ def main(argv=None) -> int:
     parser.add_argument("--num-envs", type=int, default=64)
     parser.add_argument("--num-steps", type=int, default=128)
     parser.add_argument("--out", default="bench-results/breakdown")
+    parser.add_argument("--list", action="store_true",
+                        help="import every registered backend's module, print the registry and exit (a check that "
+                             "this program holds every env's dependencies)")
     args = parser.parse_args(argv)
+    if args.list:
+        return list_backends()
 
     from rich.console import Console
     from rich.table import Table

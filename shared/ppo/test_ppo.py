@@ -173,6 +173,23 @@ def test_every_registered_breakdown_backend_names_a_well_formed_spec():
             assert set(spec.get("ppo_config", {})) <= fields, (env, backend)
 
 
+def test_breakdown_list_imports_every_backend_and_reports_one_that_fails(monkeypatch, capsys):
+    """`--list` (CI runs it through the Pants target, whose requirements are only what its targets name)
+    exits 0 with every registration importable, and 1 naming the one whose module cannot be imported."""
+    from shared.ppo import breakdown
+
+    assert breakdown.main(["--list"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert len(lines) == sum(len(backends) for backends in breakdown.REGISTRY.values())
+    assert all(line.endswith(" ok") for line in lines)
+
+    registry = {**breakdown.REGISTRY, "pong": {**breakdown.REGISTRY["pong"], "gone": "envs.pong.no_such_module:backend"}}
+    monkeypatch.setattr(breakdown, "REGISTRY", registry)
+    assert breakdown.main(["--list"]) == 1
+    failed = [line for line in capsys.readouterr().out.splitlines() if not line.endswith(" ok")]
+    assert len(failed) == 1 and "gone" in failed[0] and "ModuleNotFoundError" in failed[0]
+
+
 def test_gaussian_log_prob_and_entropy_against_scipy():
     from scipy.stats import norm
 
