@@ -46,9 +46,14 @@ REGISTRY: dict[str, dict[str, str]] = {
 }
 
 
-def _load(path: str):
+def _backend_function(path: str):
+    """The function a registration names ("module:function"), its module imported."""
     module, _, name = path.partition(":")
-    return getattr(importlib.import_module(module), name)()
+    return getattr(importlib.import_module(module), name)
+
+
+def _load(path: str):
+    return _backend_function(path)()
 
 
 def list_backends() -> int:
@@ -56,11 +61,10 @@ def list_backends() -> int:
     failed = 0
     for env, backends in REGISTRY.items():
         for backend, path in backends.items():
-            module, _, name = path.partition(":")
             try:
-                getattr(importlib.import_module(module), name)
+                _backend_function(path)
                 status = "ok"
-            except Exception as error:  # noqa: BLE001 - report every failing registration, not just the first
+            except Exception as error:  # every failing registration is reported, not just the first
                 failed += 1
                 status = f"FAILED: {type(error).__name__}: {error}"
             print(f"{env:12} {backend:9} {path:48} {status}")
