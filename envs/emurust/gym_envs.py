@@ -21,6 +21,8 @@ import gymnasium
 import numpy as np
 from gymnasium import spaces
 
+from shared.discrete_action import check_discrete_action
+
 from . import game2048
 from .emulator_env import EmulatorEnv
 from .vector_2048 import Game2048RustVectorEnv
@@ -77,9 +79,8 @@ class Game2048Env(EmulatorEnv):
     def step(self, action):
         if self._needs_reset:
             raise RuntimeError("call reset() before step()")
-        if not self.action_space.contains(action):
-            raise ValueError(f"action must be an int in 0..{self.action_space.n - 1}, got {action!r}")
-        observation, reward, terminated = self._game.step(int(action))
+        action = check_discrete_action(action, self.action_space.n, "0 up, 1 down, 2 left, 3 right")
+        observation, reward, terminated = self._game.step(action)
         if terminated:
             self._needs_reset = True
         return observation, float(reward), terminated, False, {"score": self._game.score}

@@ -40,6 +40,8 @@ import gymnasium
 import numpy as np
 from gymnasium import spaces
 
+from shared.discrete_action import check_discrete_action
+
 from .emulator_env import EmulatorEnv, load_start_state
 from .game2048 import PYBOY_BOOT_ROM_FRAMES
 from .reference.pyboy_ref import BUTTONS, SCREEN_SHAPE, WRAM
@@ -242,10 +244,9 @@ class GameBoyRomEnv(EmulatorEnv):
     def step(self, action):
         if self._needs_reset:
             raise RuntimeError("call reset() before step()")
-        if not self.action_space.contains(action):
-            raise ValueError(f"action must be an int in 0..{self.action_space.n - 1}, got {action!r}")
+        action = check_discrete_action(action, self.action_space.n, "an index into the env's actions")
         before = self._wram
-        self._play(self.task.step_phases(int(action)))
+        self._play(self.task.step_phases(action))
         self._wram = self._read_wram()
         reward = self.task.reward_of(before, self._wram)
         terminated = self.task.is_terminated(self._wram)

@@ -31,6 +31,8 @@ import jax.numpy as jnp
 import numpy as np
 from gymnasium import spaces
 
+from shared.discrete_action import check_discrete_action
+
 from .jax import battle as jb
 from .jax import prng
 from .jax.env import CUSTOM_GAME, OBS_SIZE, EnvParams, PokeJaxEnv, encode_observation, random_legal_action
@@ -62,13 +64,7 @@ _jit_random_legal_action = jax.jit(random_legal_action)
 
 
 def _validate_action(action: Any) -> int:
-    array = np.asarray(action)
-    if array.shape not in ((), (1,)) or not np.issubdtype(array.dtype, np.integer):
-        raise ValueError(f"an action is one integer in [0, {jb.NUM_ACTIONS}), got {action!r}")
-    value = int(array.reshape(()))
-    if not 0 <= value < jb.NUM_ACTIONS:
-        raise ValueError(f"action {value} is out of range: actions are 0-3 (moves) and 4-8 (switches)")
-    return value
+    return check_discrete_action(action, jb.NUM_ACTIONS, "actions are 0-3 (moves) and 4-8 (switches)")
 
 
 class _PokeEnvBase(gymnasium.Env):

@@ -24,9 +24,12 @@ import numpy as np
 from gymnasium import spaces
 from gymnasium.vector import AutoresetMode, VectorEnv
 
+from shared.discrete_action import check_discrete_action
+from shared.vector_actions import check_discrete_actions
+
 from .jax import env as jax_pong
 from .params import NUM_ACTIONS, OBSERVATION_SIZE, PongConfig
-from .reference.c_pong import CPongVec, validate_discrete_actions, validate_env_seeds
+from .reference.c_pong import CPongVec, validate_env_seeds
 
 _C_SEED_LIMIT = 2**31
 
@@ -35,11 +38,11 @@ def _observation_space() -> spaces.Box:
     return spaces.Box(low=0.0, high=1.0, shape=(OBSERVATION_SIZE,), dtype=np.float32)
 
 
+ACTION_MEANING = "0 stay, 1 up, 2 down"
+
+
 def _single_action(action) -> int:
-    array = np.asarray(action)
-    if array.size != 1:
-        raise ValueError(f"one action per step (an integer in [0, {NUM_ACTIONS})), got shape {array.shape}")
-    return int(validate_discrete_actions(array.reshape(1), 1)[0])
+    return check_discrete_action(action, NUM_ACTIONS, ACTION_MEANING)
 
 
 class _PongEnvBase(gymnasium.Env):
@@ -139,7 +142,7 @@ class _PongVectorBase(VectorEnv):
         return ((np.arange(self.num_envs, dtype=np.int64) + base * self.num_envs) % 2**32).astype(np.uint32)
 
     def _check_actions(self, actions) -> np.ndarray:
-        return validate_discrete_actions(actions, self.num_envs)
+        return check_discrete_actions(actions, self.num_envs, NUM_ACTIONS, ACTION_MEANING)
 
 
 class CPongVectorEnv(_PongVectorBase):
@@ -183,7 +186,7 @@ class JaxPongVectorEnv(_PongVectorBase):
     def step(self, actions):
         if self._state is None:
             raise RuntimeError("call reset() before step()")
-        actions = jnp.asarray(self._check_actions(actions).astype(np.int32))
+        actions = jnp.asarray(self._check_actions(actions))
         observations, self._state, rewards, dones, _ = self._step_fn(self._state, actions)
         return (np.asarray(observations), np.asarray(rewards), np.asarray(dones),
                 np.zeros(self.num_envs, dtype=bool), {})

@@ -34,6 +34,7 @@ from envs.tcgjax.reference.decks import FIXED_DECKS, fixed_deck, random_deck
 from envs.tcgjax.reference.observation import MASK_SLICE, OBS_SIZE, observe
 from envs.tcgjax.reference.rng import Stream
 from envs.tcgjax.reference.state import DRAW
+from shared.discrete_action import check_discrete_action
 
 OPPONENT_SALT = 0x0DDBA11
 AGENT = 0
@@ -69,13 +70,7 @@ def opponent_choice(stream: Stream, mask: list[bool]) -> int:
 
 
 def validate_action(action: Any) -> int:
-    array = np.asarray(action)
-    if array.shape not in ((), (1,)) or not np.issubdtype(array.dtype, np.integer):
-        raise ValueError(f"an action is one integer in [0, {A.NUM_ACTIONS}), got {action!r}")
-    value = int(array.reshape(()))
-    if not 0 <= value < A.NUM_ACTIONS:
-        raise ValueError(f"action {value} is out of range [0, {A.NUM_ACTIONS}) (see envs/tcgjax/reference/actions.py)")
-    return value
+    return check_discrete_action(action, A.NUM_ACTIONS, "see envs/tcgjax/reference/actions.py")
 
 
 class TcgReferenceEnv(gymnasium.Env):

@@ -22,11 +22,13 @@ def discrete_actions(num_actions: int) -> st.SearchStrategy[int]:
 
 
 def invalid_discrete_actions(num_actions: int) -> st.SearchStrategy:
-    """Values a discrete action space must reject: out of range, or not integers."""
+    """Values a discrete action space must reject: out of range, or not integers: floats (1.0 too) and
+    bools (shared/discrete_action.py's rule, which every env's single-env check follows)."""
     return st.one_of(
         st.integers(max_value=-1),
         st.integers(min_value=num_actions),
-        st.floats(allow_nan=True).filter(lambda x: not (float(x).is_integer() and 0 <= x < num_actions)),
+        st.floats(allow_nan=True),
+        st.booleans(),
     )
 
 

@@ -186,9 +186,15 @@ def test_env_rejects_bad_actions_and_step_before_reset(backend):
     with pytest.raises(RuntimeError, match="reset"):
         env.step(0)
     env.reset(seed=0)
-    for bad in (4, -1, 1.5, "up"):
-        with pytest.raises(ValueError, match="action"):
+    for bad, message in ((4, r"action 4 is out of range \[0, 4\); 0 up, 1 down, 2 left, 3 right"),
+                         (-1, "action -1 is out of range"), (1.5, r"an action is an integer in \[0, 4\)"),
+                         (2.0, r"got 2.0 \(float64\)"), (True, r"\(bool\)"), ("up", r"\(<U2\)"),
+                         (np.array([0, 1]), r"one action per step, .* got shape \(2,\)")):
+        with pytest.raises(ValueError, match=message):
             env.step(bad)
+    # what shared/discrete_action.py takes, as every env of the repo does
+    for good in (np.int8(3), np.array(2), np.array([1], np.uint8)):
+        env.step(good)
     env.close()
 
 

@@ -124,8 +124,12 @@ def test_bad_actions_and_rewards_are_refused(backend, bad_reward):
     with pytest.raises(RuntimeError, match="reset"):
         env.step(0)
     env.reset(seed=0)
-    for action in (-1, len(rom_env.DEFAULT_ACTIONS), 1.5, np.array([0, 1])):
-        with pytest.raises(ValueError, match="action must be an int"):
+    n = len(rom_env.DEFAULT_ACTIONS)
+    for action, message in ((-1, "action -1 is out of range"),
+                            (n, rf"action {n} is out of range \[0, {n}\); an index into the env's actions"),
+                            (1.5, rf"an action is an integer in \[0, {n}\)"),
+                            (np.array([0, 1]), r"one action per step, .* got shape \(2,\)")):
+        with pytest.raises(ValueError, match=message):
             env.step(action)
     with pytest.raises(ValueError, match="finite number"):
         env.step(0)

@@ -59,7 +59,7 @@ def test_invalid_actions_are_rejected(action):
     for env_id in IDS:
         env = _ENVS[env_id]
         env.reset(seed=0)
-        with pytest.raises((ValueError, TypeError), match="actions must be"):
+        with pytest.raises(ValueError, match=r"an action is an integer in \[0, 3\)|action -?\d+ is out of range"):
             env.step(action)
 
 
@@ -71,8 +71,23 @@ _ENVS = {env_id: gymnasium.make(env_id) for env_id in IDS}
 def test_single_env_refuses_more_or_fewer_than_one_action(env_id, action):
     env = _ENVS[env_id]
     env.reset(seed=0)
-    with pytest.raises(ValueError, match=r"one action per step .* got shape"):
+    with pytest.raises(ValueError, match=r"one action per step, .* got shape"):
         env.step(action)
+
+
+@pytest.mark.parametrize("env_id", IDS)
+def test_single_env_takes_the_repos_discrete_actions(env_id):
+    """shared/discrete_action.py: an integer scalar or one-element integer array; floats refused even
+    when integral (C's action buffer is float, so C alone would take them), bools too."""
+    env = _ENVS[env_id]
+    env.reset(seed=0)
+    for action in (1, np.int8(2), np.array(0), np.array([1], np.uint16)):
+        env.step(action)
+    for action in (1.0, np.float32(2), True):
+        with pytest.raises(ValueError, match=r"an action is an integer in \[0, 3\), got .*\((float64|float32|bool)\)"):
+            env.step(action)
+    with pytest.raises(ValueError, match=r"action 3 is out of range \[0, 3\); 0 stay, 1 up, 2 down"):
+        env.step(3)
 
 
 @pytest.mark.parametrize("env_id", IDS)
@@ -81,6 +96,10 @@ def test_vector_env_checks_action_shape(env_id):
     vector.reset(seed=0)
     with pytest.raises(ValueError, match=r"shape \(3,\)"):
         vector.step(np.zeros(4, dtype=np.int64))
+    with pytest.raises(ValueError, match=r"integer array of shape \(3,\), got float64"):
+        vector.step(np.ones(3))
+    with pytest.raises(ValueError, match=r"out of range \[0, 3\) in envs \[2\]: \[3\]; 0 stay, 1 up, 2 down"):
+        vector.step(np.array([0, 1, 3]))
     with pytest.raises(ValueError, match="pass one int seed"):
         vector.reset(seed=[1, 2, 3])
     for bad in ([1, 2], [1.0, 2.0, 3.0], [1, -2, 3], [1, 2, 2**32]):

@@ -1,0 +1,80 @@
+"""The Gymnasium ids: `import envs.<env>` registers each env's ids and no other's, every entry point
+resolves, and the root README's table of ids ("Gymnasium ids") lists exactly what is registered,
+with the right "native make_vec" column.
+
+Each import runs in a fresh interpreter, so that no env's registration is seen through another's."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+ENVS = ("pong", "halfcheetah", "emurust", "pokejax", "tcgjax")
+
+_REGISTERED = """
+import json, sys
+import gymnasium
+from gymnasium.envs.registration import load_env_creator
+import envs.{env}
+ids = {{}}
+for env_id, spec in gymnasium.registry.items():
+    if env_id.startswith("envport/"):
+        for entry in (spec.entry_point, spec.vector_entry_point):
+            if isinstance(entry, str):
+                load_env_creator(entry)  # imports the module and finds the callable, builds nothing
+        ids[env_id] = spec.vector_entry_point is not None
+print(json.dumps(ids))
+"""
+
+
+def _registered_by(env: str) -> dict[str, bool]:
+    done = subprocess.run([sys.executable, "-c", _REGISTERED.format(env=env)], cwd=ROOT, capture_output=True,
+                          text=True, timeout=300)
+    assert done.returncode == 0, f"import envs.{env} failed:\n{done.stderr[-3000:]}"
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def readme_table() -> dict[str, tuple[str, bool]]:
+    """{id: (env, native make_vec)} from the root README's "Gymnasium ids" table."""
+    text = (ROOT / "README.md").read_text()
+    section = text.split("### Gymnasium ids", 1)[1].split("\n## ", 1)[0]
+    rows = {}
+    for match in re.finditer(r"^\| `(envport/[^`]+)` \| (\w+) \| [^|]+ \| (yes|no)\b", section, re.MULTILINE):
+        env_id, env, native = match.groups()
+        assert env_id not in rows, f"{env_id} is listed twice"
+        rows[env_id] = (env, native == "yes")
+    return rows
+
+
+def test_the_readme_table_is_read():
+    rows = readme_table()
+    assert len(rows) >= 2 * len(ENVS)
+    assert {env for env, _ in rows.values()} == set(ENVS)
+
+
+@pytest.mark.parametrize("env", ENVS)
+def test_importing_an_env_registers_its_ids_as_the_readme_lists_them(env):
+    listed = {env_id: native for env_id, (owner, native) in readme_table().items() if owner == env}
+    assert _registered_by(env) == listed
+
+
+def test_an_id_that_names_its_module_needs_no_import():
+    # the reference TCG env: pure Python, cheap to make and step
+    script = """
+import gymnasium
+import numpy as np
+env = gymnasium.make("envs.tcgjax:envport/TcgPocketReference-v0")
+obs, info = env.reset(seed=3)
+action = int(np.flatnonzero(info["action_mask"])[0])
+obs, reward, terminated, truncated, info = env.step(action)
+print(obs.shape, env.action_space)
+"""
+    done = subprocess.run([sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert done.stdout.strip().endswith("(715,) Discrete(111)")
