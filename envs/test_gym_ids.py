@@ -1,6 +1,6 @@
 """The Gymnasium ids: `import envs.<env>` registers each env's ids and no other's, every entry point
 resolves, and the root README's table of ids ("Gymnasium ids") lists exactly what is registered,
-with the right "native make_vec" column.
+with the right "native make_vec" and autoreset columns.
 
 Each import runs in a fresh interpreter, so that no env's registration is seen through another's."""
 
@@ -28,7 +28,11 @@ for env_id, spec in gymnasium.registry.items():
         for entry in (spec.entry_point, spec.vector_entry_point):
             if isinstance(entry, str):
                 load_env_creator(entry)  # imports the module and finds the callable, builds nothing
-        ids[env_id] = spec.vector_entry_point is not None
+        vector = spec.vector_entry_point
+        if isinstance(vector, str):
+            vector = load_env_creator(vector)
+        # a native vector env: the autoreset mode its class declares (what it does unless told otherwise)
+        ids[env_id] = None if vector is None else vector.metadata["autoreset_mode"].name
 print(json.dumps(ids))
 """
 
@@ -40,15 +44,18 @@ def _registered_by(env: str) -> dict[str, bool]:
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
-def readme_table() -> dict[str, tuple[str, bool]]:
-    """{id: (env, native make_vec)} from the root README's "Gymnasium ids" table."""
+def readme_table() -> dict[str, tuple[str, str | None]]:
+    """{id: (env, the native vector env's autoreset mode or None)} from the root README's "Gymnasium
+    ids" table, after checking that a row has an autoreset mode exactly when its make_vec is native."""
     text = (ROOT / "README.md").read_text()
     section = text.split("### Gymnasium ids", 1)[1].split("\n## ", 1)[0]
     rows = {}
-    for match in re.finditer(r"^\| `(envport/[^`]+)` \| (\w+) \| [^|]+ \| (yes|no)\b", section, re.MULTILINE):
-        env_id, env, native = match.groups()
+    pattern = r"^\| `(envport/[^`]+)` \| (\w+) \| [^|]+ \| (yes|no)\b[^|]* \|(?: (NEXT_STEP|SAME_STEP)\b[^|]*)? \|$"
+    for match in re.finditer(pattern, section, re.MULTILINE):
+        env_id, env, native, autoreset = match.groups()
         assert env_id not in rows, f"{env_id} is listed twice"
-        rows[env_id] = (env, native == "yes")
+        assert (native == "yes") == (autoreset is not None), f"{env_id}: an autoreset mode goes with a native make_vec"
+        rows[env_id] = (env, autoreset)
     return rows
 
 
@@ -60,7 +67,7 @@ def test_the_readme_table_is_read():
 
 @pytest.mark.parametrize("env", ENVS)
 def test_importing_an_env_registers_its_ids_as_the_readme_lists_them(env):
-    listed = {env_id: native for env_id, (owner, native) in readme_table().items() if owner == env}
+    listed = {env_id: autoreset for env_id, (owner, autoreset) in readme_table().items() if owner == env}
     assert _registered_by(env) == listed
 
 

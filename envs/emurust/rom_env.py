@@ -264,20 +264,16 @@ def check_rom_arguments(rom, sound_emulated) -> None:
         raise ValueError(f"sound_emulated must be a bool, got {sound_emulated!r}")
 
 
-def _rust_vector_env(num_envs: int, **kwargs):
-    """`gymnasium.make_vec` of the Rust id: N emulators stepped together in Rust (rom_vector_env.py,
-    imported here because it builds on this module); vectorization_mode="sync"/"async" still wraps
-    N single envs."""
-    from .rom_vector_env import GameBoyRomRustVectorEnv
-
-    return GameBoyRomRustVectorEnv(num_envs, **kwargs)
+# `gymnasium.make_vec` of the Rust id: N emulators stepped together in Rust (rom_vector_env.py, named
+# by its path because it builds on this module); vectorization_mode="sync"/"async" still wraps N single envs.
+_RUST_VECTOR_ENV = "envs.emurust.rom_vector_env:GameBoyRomRustVectorEnv"
 
 
 def register_envs() -> None:
     for env_id, backend in (("envport/GameBoy-v0", "pyboy"), ("envport/GameBoyRust-v0", "rust")):
         if env_id not in gymnasium.registry:
             gymnasium.register(env_id, entry_point=GameBoyRomEnv, kwargs={"backend": backend},
-                               vector_entry_point=_rust_vector_env if backend == "rust" else None,
+                               vector_entry_point=_RUST_VECTOR_ENV if backend == "rust" else None,
                                max_episode_steps=MAX_EPISODE_STEPS)
 
 
