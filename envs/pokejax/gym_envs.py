@@ -13,7 +13,7 @@ test plays both side by side). reset() without a seed draws one from the env's n
 Bad input is an error, never a silent substitute: an action that is not an integer in [0, 9)
 raises ValueError, and so does an illegal one (a fainted Pokemon, a move with no PP, a move
 during a forced switch) unless the env is made with illegal_action="lose", which ends the
-episode as a loss, as the functional JAX env does. info["legal_mask"] says what is legal.
+episode as a loss, as the functional JAX env does. info["action_mask"] says what is legal.
 Episodes end with terminated=True (a win or a loss) or truncated=True after max_decisions.
 `gymnasium.make_vec("envport/PokeJax-v0", num_envs=N)` gives the native vector env (vector_env.py: the
 N battles in one jitted, vmapped step, the same episodes as N single envs); `vectorization_mode="sync"`
@@ -118,7 +118,7 @@ class _PokeEnvBase(gymnasium.Env):
     def _lose_for_illegal(self):
         """illegal_action="lose": the episode ends as a loss, the battle left where it was."""
         reward, terminated, truncated = self._finish(False, True)
-        info = {"legal_mask": np.zeros(jb.NUM_ACTIONS, bool), "illegal_action": True}
+        info = {"action_mask": np.zeros(jb.NUM_ACTIONS, bool), "illegal_action": True}
         return self._last_obs.copy(), reward, terminated, truncated, info
 
     def _finish(self, won: bool, lost: bool, drawn: bool = False) -> tuple[float, bool, bool]:
@@ -142,7 +142,7 @@ class PokeJaxGymEnv(_PokeEnvBase):
         obs, self._state = self._jit_reset(self._start(seed), self.params)
         self._mask = np.asarray(self.jax_env.legal_mask(self._state))
         self._last_obs = np.asarray(obs)
-        return self._last_obs.copy(), {"legal_mask": self._mask.copy()}
+        return self._last_obs.copy(), {"action_mask": self._mask.copy()}
 
     def step(self, action: Any):
         value, legal = self._check(action)
@@ -151,13 +151,13 @@ class PokeJaxGymEnv(_PokeEnvBase):
         _, self._state, _, _, info = self._jit_step(self._next_key(), self._state, jnp.int32(value), self.params)
         reward, terminated, truncated = self._finish(bool(info["won"]), bool(info["lost"]), bool(info["drawn"]))
         self._last_obs = np.asarray(info["final_observation"])
-        self._mask = np.asarray(info["final_legal_mask"])
+        self._mask = np.asarray(info["final_action_mask"])
         return (
             self._last_obs.copy(),
             reward,
             terminated,
             truncated,
-            {"legal_mask": self._mask.copy(), "illegal_action": False},
+            {"action_mask": self._mask.copy(), "illegal_action": False},
         )
 
 
@@ -226,7 +226,7 @@ class PokeShowdownGymEnv(_PokeEnvBase):
             {"team": showdown_sets(species[0], level[0], moves[0], ivs[0], evs[0])},
             {"team": showdown_sets(species[1], level[1], moves[1], ivs[1], evs[1])},
         )
-        return self._observe(snap), {"legal_mask": self._mask.copy()}
+        return self._observe(snap), {"action_mask": self._mask.copy()}
 
     def step(self, action: Any):
         value, legal = self._check(action)
@@ -247,7 +247,7 @@ class PokeShowdownGymEnv(_PokeEnvBase):
         lost = snap["ended"] and snap["winner"] == "p2"
         obs = self._observe(snap)
         reward, terminated, truncated = self._finish(won, lost, snap["ended"] and not (won or lost))
-        return obs, reward, terminated, truncated, {"legal_mask": self._mask.copy(), "illegal_action": False}
+        return obs, reward, terminated, truncated, {"action_mask": self._mask.copy(), "illegal_action": False}
 
     def close(self) -> None:
         self._showdown.close()

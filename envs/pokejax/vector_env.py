@@ -9,7 +9,7 @@ with the same keys drawn in the same order (a test plays both side by side).
 
 Bad input is an error before any battle moves: actions must be an integer array of shape (N,) in
 [0, 9), and with illegal_action="raise" (the default) every action of an env that is not resetting must
-be legal (info["legal_mask"]). With illegal_action="lose" an illegal action ends that env's episode as
+be legal (info["action_mask"]). With illegal_action="lose" an illegal action ends that env's episode as
 a loss, its battle left where it was, as the single env does.
 """
 
@@ -53,7 +53,7 @@ def _batched_functions(kind: str) -> tuple[Any, Any]:
         key = jnp.where(moves, next_key, key)
         state = jax.tree_util.tree_map(lambda new, old: jnp.where(moves, new, old), next_state, state)
         outcome = (info["won"], info["lost"], info["drawn"])
-        return key, state, info["final_observation"], info["final_legal_mask"], outcome
+        return key, state, info["final_observation"], info["final_action_mask"], outcome
 
     batched_reset = jax.jit(jax.vmap(reset_one, in_axes=(0, None)))
     batched_step = jax.jit(jax.vmap(step_one, in_axes=(0, 0, 0, 0, None)))
@@ -126,7 +126,7 @@ class PokeJaxVectorEnv(VectorEnv):
         super().reset(seed=seed if isinstance(seed, (int, np.integer)) else None)
         self._reset_lanes(np.ones(self.num_envs, bool), self._seeds.per_env(seed))
         self._started = True
-        return self._obs.copy(), {"legal_mask": self._masks.copy()}
+        return self._obs.copy(), {"action_mask": self._masks.copy()}
 
     # -- step ------------------------------------------------------------------------------------
 
@@ -141,7 +141,7 @@ class PokeJaxVectorEnv(VectorEnv):
             bad = np.flatnonzero(~legal)
             raise ValueError(
                 f"illegal actions in envs {bad.tolist()}: {actions[bad].tolist()}; legal actions are "
-                "info['legal_mask'] (0-3 move slots, 4-8 switch to team slot 2-6); nothing was stepped"
+                "info['action_mask'] (0-3 move slots, 4-8 switch to team slot 2-6); nothing was stepped"
             )
         moves = ~resetting & legal
         rewards = np.zeros(self.num_envs, np.float32)
@@ -165,9 +165,9 @@ class PokeJaxVectorEnv(VectorEnv):
         terminated[stepped] = (won | lost | drawn)[stepped]
         truncated[stepped] = (~terminated & (self._decisions >= self.params.max_decisions))[stepped]
         self._masks[illegal] = False
-        info = {"legal_mask": self._masks.copy(), "illegal_action": illegal}
+        info = {"action_mask": self._masks.copy(), "illegal_action": illegal}
         if np.any(resetting):
             self._reset_lanes(resetting, [None] * self.num_envs)
-            info["legal_mask"] = self._masks.copy()
+            info["action_mask"] = self._masks.copy()
         self._needs_reset = terminated | truncated
         return self._obs.copy(), rewards, terminated, truncated, info

@@ -18,7 +18,7 @@ Actions (9): 0-3 use move slot 1-4, 4-8 switch to slot 2-6 of Showdown's team or
 battle.py). When the opponent must replace a fainted Pokemon, it does so inside the same step, so
 the agent is asked only when it has a choice. An illegal action (a disabled move, a fainted or
 absent Pokemon, a move during a forced switch) ends the episode as a loss (reward -1), as Pgx does;
-`legal_mask` is in the observation and in `info["legal_mask"]`.
+the legal-action mask (`legal_mask(state)`) is in the observation and in `info["action_mask"]`.
 
 Reward: +1 when the agent wins, -1 when it loses, 0 otherwise, including a draw (both sides' last
 Pokemon falling to one Explosion or to recoil: info["drawn"]); an episode is also cut at
@@ -264,13 +264,13 @@ class PokeJaxEnv:
         next_state = jax.tree_util.tree_map(lambda a, b: jnp.where(done, a, b), reset_state, next_state)
         obs = jnp.where(done, reset_obs, final_obs)
         info = {
-            "legal_mask": self.legal_mask(next_state),
+            "action_mask": self.legal_mask(next_state),
             "illegal_action": ~legal,
             "won": won & legal,
             "lost": lost,
             "drawn": drawn,
             # the mask of the state the step ended in (before any auto-reset), with final_observation
-            "final_legal_mask": jb.legal_actions(battle)[0],
+            "final_action_mask": jb.legal_actions(battle)[0],
             "truncated": truncated & ~(won | lost | drawn),
             "final_observation": final_obs,
             # what the opponent chose (-1: nothing asked of it), so a battle can be replayed on Showdown

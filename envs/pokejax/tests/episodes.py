@@ -11,7 +11,7 @@ def play_episode(env, seed: int, choice_seed: int) -> list:
     rng = np.random.default_rng(choice_seed)
     out = [obs]
     while True:
-        action = int(rng.choice(np.flatnonzero(info["legal_mask"])))
+        action = int(rng.choice(np.flatnonzero(info["action_mask"])))
         obs, reward, terminated, truncated, info = env.step(action)
         out.append((obs, reward, terminated, truncated))
         if terminated or truncated:

@@ -84,7 +84,7 @@ def _functional_episodes(seeds) -> list:
             reward = 1.0 if won else -1.0 if lost else 0.0
             episodes[i].append((info["final_observation"][i], reward, terminated, truncated))
             live[i] = not (terminated or truncated)
-        masks = info["final_legal_mask"]
+        masks = info["final_action_mask"]
     return episodes
 
 
@@ -114,7 +114,7 @@ def test_functional_env_batched_rollout():
         key, action_key, step_key = jax.random.split(key, 3)
         actions = choose(jax.random.split(action_key, BATCH), mask)
         _, state, reward, done, info = step(jax.random.split(step_key, BATCH), state, actions, params)
-        mask = info["legal_mask"]
+        mask = info["action_mask"]
         ended_without_winner = info["drawn"] | info["truncated"]
         outputs.append(jax.device_get((reward, done, ended_without_winner, info["illegal_action"],
                                        state.battle.prng_overflow)))

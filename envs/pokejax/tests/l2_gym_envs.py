@@ -101,10 +101,10 @@ def _play_until_something_is_illegal(env, seed: int) -> int:
     last legal action (a switch: p1 never attacks) until one of p1's Pokemon faints and makes
     something illegal; returns that action."""
     _, info = env.reset(seed=seed)
-    while info["legal_mask"].all():
-        _, _, terminated, truncated, info = env.step(int(np.flatnonzero(info["legal_mask"])[-1]))
+    while info["action_mask"].all():
+        _, _, terminated, truncated, info = env.step(int(np.flatnonzero(info["action_mask"])[-1]))
         assert not (terminated or truncated)
-    return int(np.flatnonzero(~info["legal_mask"])[0])
+    return int(np.flatnonzero(~info["action_mask"])[0])
 
 
 @POKEJAX.covers("battle")
@@ -140,7 +140,7 @@ def test_vector_env():
     assert isinstance(envs.unwrapped, PokeJaxVectorEnv), "make_vec's default is the native vector env"
     obs, info = envs.reset(seed=0)
     assert obs.shape == (3, OBS_SIZE)
-    actions = np.array([int(np.flatnonzero(m)[0]) for m in info["legal_mask"]])
+    actions = np.array([int(np.flatnonzero(m)[0]) for m in info["action_mask"]])
     obs, reward, terminated, truncated, info = envs.step(actions)
     assert obs.shape == (3, OBS_SIZE) and reward.shape == (3,)
     envs.close()
@@ -152,14 +152,14 @@ def _vector_run(mode: str, steps: int, **kwargs) -> list:
     envs = gymnasium.make_vec("envport/PokeJax-v0", num_envs=3, vectorization_mode=mode, **kwargs)
     rng = np.random.default_rng(5)
     obs, info = envs.reset(seed=11)
-    record = [(obs, info["legal_mask"])]
+    record = [(obs, info["action_mask"])]
     for _ in range(steps):
         actions = np.array(
             [int(rng.integers(9)) if rng.random() < 0.1 or not mask.any() else int(rng.choice(np.flatnonzero(mask)))
-             for mask in info["legal_mask"]]
+             for mask in info["action_mask"]]
         )
         obs, reward, terminated, truncated, info = envs.step(actions)
-        record.append((obs, reward, terminated, truncated, info["legal_mask"]))
+        record.append((obs, reward, terminated, truncated, info["action_mask"]))
     envs.close()
     return record
 
@@ -210,14 +210,14 @@ def test_native_vector_env_refuses_an_illegal_action_before_stepping_anything():
         illegal = _play_until_something_is_illegal(single, 1)
         _, info = envs.reset(seed=[1, 2, 3])
         # env 0 replays the single env's legal switches up to the same point; envs 1 and 2 switch too
-        while info["legal_mask"][0].all():
-            actions = np.array([int(np.flatnonzero(mask)[-1]) for mask in info["legal_mask"]])
+        while info["action_mask"][0].all():
+            actions = np.array([int(np.flatnonzero(mask)[-1]) for mask in info["action_mask"]])
             _, _, _, _, info = envs.step(actions)
         before = envs.unwrapped._states
-        legal_for_others = [int(np.flatnonzero(mask)[0]) for mask in info["legal_mask"][1:]]
+        legal_for_others = [int(np.flatnonzero(mask)[0]) for mask in info["action_mask"][1:]]
         with pytest.raises(ValueError, match=r"illegal actions in envs \[0\]"):
             envs.step(np.array([illegal, *legal_for_others]))
-        assert not info["legal_mask"][0][illegal]
+        assert not info["action_mask"][0][illegal]
         assert envs.unwrapped._states is before, "nothing was stepped"
     finally:
         single.close()
