@@ -12,18 +12,21 @@ nox.options.reuse_existing_virtualenvs = True
 PYTHON = "3.11"
 JAX_REQUIREMENTS = "3rdparty/python/jax-requirements.txt"
 LINT_REQUIREMENTS = "3rdparty/python/lint-requirements.txt"
-TEST_FOLDERS = ["envs/pong", "envs/halfcheetah", "envs/emurust", "envs/pokejax", "envs/tcgjax", "shared", "tools"]
+# every test Pants runs lies in one of these (tools/nox_check checks it)
+TEST_PATHS = [
+    "envs/pong", "envs/halfcheetah", "envs/emurust", "envs/pokejax", "envs/tcgjax", "envs/test_gym_ids.py", "shared", "tools",
+]
 
 
 @nox.session(python=PYTHON)
 def tests(session: nox.Session) -> None:
     session.install("-r", JAX_REQUIREMENTS)
     args = session.posargs or ["-m", "not slow"]
-    # one pytest process per folder, as Pants runs them apart: a folder's conftest.py may set how JAX
+    # one pytest process per path, as Pants runs them apart: a folder's conftest.py may set how JAX
     # compiles (envs/pokejax, envs/tcgjax), which must not reach the others' tests
-    for folder in TEST_FOLDERS:
-        # (exit 5: no test of the folder was selected, e.g. `-m slow` in shared/)
-        session.run("python", "-m", "pytest", "-q", "-p", "no:cacheprovider", *args, folder, success_codes=[0, 5])
+    for path in TEST_PATHS:
+        # (exit 5: no test of the path was selected, e.g. `-m slow` in shared/)
+        session.run("python", "-m", "pytest", "-q", "-p", "no:cacheprovider", *args, path, success_codes=[0, 5])
 
 
 @nox.session(python=PYTHON)
