@@ -85,3 +85,32 @@ print(obs.shape, env.action_space)
     done = subprocess.run([sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr[-3000:]
     assert done.stdout.strip().endswith("(715,) Discrete(111)")
+
+
+_MASK_PROTOCOL = """
+import gymnasium
+import numpy as np
+import envs.{env}
+env = gymnasium.make("{env_id}")
+obs, info = env.reset(seed=5)
+for _ in range(3):
+    mask = info["action_mask"]
+    assert mask.dtype == bool and mask.shape == (env.action_space.n,), (mask.dtype, mask.shape)
+    # Gymnasium's Discrete.sample wants an int8 mask, as the README's Conventions say
+    action = env.action_space.sample(mask=mask.astype(np.int8))
+    assert mask[action], (action, mask)
+    obs, reward, terminated, truncated, info = env.step(action)
+env.close()
+print("ok")
+"""
+
+
+@pytest.mark.parametrize("env, env_id", [("tcgjax", "envport/TcgPocketReference-v0"),
+                                         ("pokejax", "envport/PokeShowdown-v0")])
+def test_a_masked_env_gives_a_bool_mask_that_samples_through_int8(env, env_id):
+    """The reference backends; each JAX backend's L2 tests require its masks to be the reference's,
+    dtype included."""
+    script = _MASK_PROTOCOL.format(env=env, env_id=env_id)
+    done = subprocess.run([sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert done.stdout.strip().endswith("ok")

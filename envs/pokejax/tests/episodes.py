@@ -11,6 +11,8 @@ def play_episode(env, seed: int, choice_seed: int) -> list:
     rng = np.random.default_rng(choice_seed)
     out = [obs]
     while True:
+        # a bool mask on every backend (the root README's Conventions)
+        assert info["action_mask"].dtype == bool and info["action_mask"].shape == (env.action_space.n,)
         action = int(rng.choice(np.flatnonzero(info["action_mask"])))
         obs, reward, terminated, truncated, info = env.step(action)
         out.append((obs, reward, terminated, truncated))

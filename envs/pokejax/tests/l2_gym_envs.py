@@ -161,6 +161,7 @@ def _vector_run(mode: str, steps: int, **kwargs) -> list:
         obs, reward, terminated, truncated, info = envs.step(actions)
         record.append((obs, reward, terminated, truncated, info["action_mask"]))
     envs.close()
+    assert all(entry[-1].dtype == bool for entry in record), f"{mode}: a bool mask (the root README's Conventions)"
     return record
 
 

@@ -36,6 +36,8 @@ def assert_same_info(expected: dict, actual: dict, where: str) -> None:
     for key in expected:
         assert np.array_equal(np.asarray(expected[key]), np.asarray(actual[key])), \
             f"{where}: info[{key!r}] {expected[key]} vs {actual[key]}"
+        if isinstance(expected[key], np.ndarray):  # the mask: bool on both (README's Conventions)
+            assert expected[key].dtype == np.asarray(actual[key]).dtype, f"{where}: info[{key!r}]'s dtype"
 
 
 def play_side_by_side(seed: int, decks, illegal_every: int = 0, max_decisions: int = 2000) -> list:
@@ -134,6 +136,7 @@ def test_native_vector_env_plays_the_reference_sync_vector_envs_episodes():
     for step in range(160):
         assert np.array_equal(expected[0], actual[0]), f"step {step}: observations"
         assert np.array_equal(expected[-1]["action_mask"], actual[-1]["action_mask"]), f"step {step}: masks"
+        assert expected[-1]["action_mask"].dtype == actual[-1]["action_mask"].dtype == bool, f"step {step}: masks"
         actions = vector_actions(streams, expected[-1]["action_mask"])
         expected, actual = reference.step(actions), ours.step(actions)
         for k, name in enumerate(("reward", "terminated", "truncated"), start=1):
