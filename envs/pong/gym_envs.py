@@ -6,6 +6,9 @@ draws the next C seed from the env's np_random, so a seeded env replays the same
 Vector envs seed env i with i + s * num_envs, as PufferLib's vec_reset does, or with
 options["env_seeds"][i] when given (PPO's host loop uses this to start where make_train starts).
 
+render_mode="rgb_array" draws each frame from the game's internal state (render.py: PufferLib's
+window layout, the same pixels on both backends); a vector env's render() gives one frame per env.
+
 Episodes end inside step, as in C: the step that returns terminated=True also resets the game, so
 its observation is the next episode's first. The C backend's serves come from libc's rand(),
 which is global to the process: two C envs stepped in one process share one stream (PufferLib's
@@ -30,6 +33,7 @@ from shared.vector_actions import check_discrete_actions
 from .jax import env as jax_pong
 from .params import NUM_ACTIONS, OBSERVATION_SIZE, PongConfig
 from .reference.c_pong import CPongVec, validate_env_seeds
+from .render import draw_frame
 
 _C_SEED_LIMIT = 2**31
 
@@ -45,13 +49,40 @@ def _single_action(action) -> int:
     return check_discrete_action(action, NUM_ACTIONS, ACTION_MEANING)
 
 
-class _PongEnvBase(gymnasium.Env):
-    metadata = {"render_modes": []}
+RENDER_MODES = ["rgb_array"]
+# the fields a frame is drawn from (render.draw_frame)
+_DRAWN_FIELDS = ("paddle_yl", "paddle_yr", "ball_x", "ball_y", "score_l", "score_r")
 
-    def __init__(self, config: Optional[PongConfig] = None, **config_overrides: Any):
+
+def _render_setup(env, render_mode: Optional[str], config: PongConfig) -> None:
+    if render_mode is not None and render_mode not in RENDER_MODES:
+        raise ValueError(f"render_mode must be None or one of {RENDER_MODES}, got {render_mode!r}")
+    env.render_mode = render_mode
+    # PufferLib's window runs at 60 / frameskip frames a second
+    env.metadata = {**type(env).metadata, "render_fps": 60 // config.frameskip}
+
+
+def _warn_no_render_mode() -> None:
+    gymnasium.logger.warn('render() needs render_mode="rgb_array" at construction, e.g. '
+                          'gymnasium.make("envport/Pong-v0", render_mode="rgb_array"); nothing was drawn')
+
+
+class _PongEnvBase(gymnasium.Env):
+    metadata = {"render_modes": RENDER_MODES, "render_fps": 60}
+
+    def __init__(self, config: Optional[PongConfig] = None, render_mode: Optional[str] = None,
+                 **config_overrides: Any):
         self.config = config or PongConfig(**config_overrides)
         self.observation_space = _observation_space()
         self.action_space = spaces.Discrete(NUM_ACTIONS)
+        _render_setup(self, render_mode, self.config)
+
+    def render(self) -> Optional[np.ndarray]:
+        """uint8[height, width + 6 * paddle_width, 3] (640 x 620 by default), or None without render_mode."""
+        if self.render_mode is None:
+            _warn_no_render_mode()
+            return None
+        return draw_frame(self._drawn_fields(), self.config)
 
     def _c_seed(self, seed: Optional[int]) -> int:
         if seed is not None:
@@ -64,8 +95,9 @@ class _PongEnvBase(gymnasium.Env):
 class CPongEnv(_PongEnvBase):
     """envport/Pong-v0: one PufferLib C Pong."""
 
-    def __init__(self, config: Optional[PongConfig] = None, **config_overrides: Any):
-        super().__init__(config, **config_overrides)
+    def __init__(self, config: Optional[PongConfig] = None, render_mode: Optional[str] = None,
+                 **config_overrides: Any):
+        super().__init__(config, render_mode, **config_overrides)
         self._env = CPongVec(num_envs=1, seed=0, config=self.config)
         self._needs_reset = True
 
@@ -81,6 +113,11 @@ class CPongEnv(_PongEnvBase):
         observations, rewards, terminals = self._env.step(np.asarray([_single_action(action)]))
         return observations[0].copy(), float(rewards[0]), bool(terminals[0]), False, {}
 
+    def _drawn_fields(self) -> dict:
+        if self._needs_reset:
+            raise RuntimeError("call reset() before render()")
+        return self._env.internal_state(0)
+
     def close(self):
         self._env.close()
 
@@ -88,8 +125,9 @@ class CPongEnv(_PongEnvBase):
 class JaxPongEnv(_PongEnvBase):
     """envport/PongJax-v0: one JAX Pong, stepped through jitted functions."""
 
-    def __init__(self, config: Optional[PongConfig] = None, **config_overrides: Any):
-        super().__init__(config, **config_overrides)
+    def __init__(self, config: Optional[PongConfig] = None, render_mode: Optional[str] = None,
+                 **config_overrides: Any):
+        super().__init__(config, render_mode, **config_overrides)
         self.params = jax_pong.EnvParams.from_config(self.config)
         self._reset_fn = jax.jit(partial(jax_pong.reset_from_seed, params=self.params))
         self._step_fn = jax.jit(lambda state, action: jax_pong.step(None, state, action, self.params))
@@ -106,15 +144,22 @@ class JaxPongEnv(_PongEnvBase):
         observation, self._state, reward, done, _ = self._step_fn(self._state, jnp.int32(_single_action(action)))
         return np.asarray(observation), float(reward), bool(done), False, {}
 
+    def _drawn_fields(self) -> dict:
+        if self._state is None:
+            raise RuntimeError("call reset() before render()")
+        return jax.device_get({name: getattr(self._state, name) for name in _DRAWN_FIELDS})
+
 
 class _PongVectorBase(VectorEnv):
-    metadata = {"render_modes": [], "autoreset_mode": AutoresetMode.SAME_STEP}
+    metadata = {"render_modes": RENDER_MODES, "render_fps": 60, "autoreset_mode": AutoresetMode.SAME_STEP}
 
-    def __init__(self, num_envs: int, config: Optional[PongConfig], config_overrides: dict):
+    def __init__(self, num_envs: int, config: Optional[PongConfig], render_mode: Optional[str],
+                 config_overrides: dict):
         if int(num_envs) < 1:
             raise ValueError(f"num_envs must be at least 1, got {num_envs}")
         self.num_envs = int(num_envs)
         self.config = config or PongConfig(**config_overrides)
+        _render_setup(self, render_mode, self.config)
         self.single_observation_space = _observation_space()
         self.single_action_space = spaces.Discrete(NUM_ACTIONS)
         self.observation_space = gymnasium.vector.utils.batch_space(self.single_observation_space, self.num_envs)
@@ -144,6 +189,13 @@ class _PongVectorBase(VectorEnv):
     def _check_actions(self, actions) -> np.ndarray:
         return check_discrete_actions(actions, self.num_envs, NUM_ACTIONS, ACTION_MEANING)
 
+    def render(self) -> Optional[tuple[np.ndarray, ...]]:
+        """One frame per env (as Gymnasium's SyncVectorEnv gives them), or None without render_mode."""
+        if self.render_mode is None:
+            _warn_no_render_mode()
+            return None
+        return tuple(draw_frame(fields, self.config) for fields in self._drawn_fields())
+
 
 class CPongVectorEnv(_PongVectorBase):
     """num_envs C Pongs stepped by one C call per step, as PufferLib steps them.
@@ -152,17 +204,25 @@ class CPongVectorEnv(_PongVectorBase):
     as JaxPongVectorEnv's env i does: the two vector envs then replay each other exactly."""
 
     def __init__(self, num_envs: int = 1, config: Optional[PongConfig] = None, private_streams: bool = False,
-                 **config_overrides: Any):
-        super().__init__(num_envs, config, config_overrides)
+                 render_mode: Optional[str] = None, **config_overrides: Any):
+        super().__init__(num_envs, config, render_mode, config_overrides)
         self._env = CPongVec(num_envs=self.num_envs, seed=0, config=self.config, private_streams=private_streams)
+        self._needs_reset = True
 
     def reset(self, *, seed: Optional[int] = None, options: Optional[dict] = None):
-        return self._env.reset_each(self._env_seeds(seed, options)).copy(), {}
+        observations = self._env.reset_each(self._env_seeds(seed, options)).copy()
+        self._needs_reset = False
+        return observations, {}
 
     def step(self, actions):
         observations, rewards, terminals = self._env.step(self._check_actions(actions))
         return (observations.copy(), rewards.copy(), terminals.astype(bool),
                 np.zeros(self.num_envs, dtype=bool), {})
+
+    def _drawn_fields(self) -> list[dict]:
+        if self._needs_reset:
+            raise RuntimeError("call reset() before render()")
+        return [self._env.internal_state(i) for i in range(self.num_envs)]
 
     def close_extras(self, **kwargs):
         self._env.close()
@@ -171,8 +231,9 @@ class CPongVectorEnv(_PongVectorBase):
 class JaxPongVectorEnv(_PongVectorBase):
     """num_envs JAX Pongs, vmapped; each has its own rand() stream."""
 
-    def __init__(self, num_envs: int = 1, config: Optional[PongConfig] = None, **config_overrides: Any):
-        super().__init__(num_envs, config, config_overrides)
+    def __init__(self, num_envs: int = 1, config: Optional[PongConfig] = None, render_mode: Optional[str] = None,
+                 **config_overrides: Any):
+        super().__init__(num_envs, config, render_mode, config_overrides)
         self.params = jax_pong.EnvParams.from_config(self.config)
         self._reset_fn = jax.jit(jax.vmap(partial(jax_pong.reset_from_seed, params=self.params)))
         self._step_fn = jax.jit(jax.vmap(lambda s, a: jax_pong.step(None, s, a, self.params)))
@@ -190,6 +251,12 @@ class JaxPongVectorEnv(_PongVectorBase):
         observations, self._state, rewards, dones, _ = self._step_fn(self._state, actions)
         return (np.asarray(observations), np.asarray(rewards), np.asarray(dones),
                 np.zeros(self.num_envs, dtype=bool), {})
+
+    def _drawn_fields(self) -> list[dict]:
+        if self._state is None:
+            raise RuntimeError("call reset() before render()")
+        batched = jax.device_get({name: getattr(self._state, name) for name in _DRAWN_FIELDS})
+        return [{name: values[i] for name, values in batched.items()} for i in range(self.num_envs)]
 
 
 def register() -> None:
