@@ -21,6 +21,8 @@ import numpy as np
 from gymnasium import spaces
 from gymnasium.envs.mujoco.half_cheetah_v5 import HalfCheetahEnv
 
+from shared.jax_fork_guard import refuse_if_forked_from_jax
+
 from .jax import env as jax_cheetah
 from .reference.mujoco_ref import RESET_NOISE_SCALE
 
@@ -45,6 +47,7 @@ class HalfCheetahJaxEnv(gymnasium.Env):
     metadata = {"render_modes": []}
 
     def __init__(self, dtype: str = "float32"):
+        refuse_if_forked_from_jax("envport/HalfCheetahJax-v0")
         self.params = jax_cheetah.EnvParams(dtype=dtype, max_steps=2**30)  # TimeLimit truncates
         jax_cheetah._dtype(self.params)  # fail now, not at the first step, if float64 lacks x64
         self.observation_space = spaces.Box(-np.inf, np.inf, (jax_cheetah.OBSERVATION_SIZE,), np.float64)

@@ -32,6 +32,7 @@ import numpy as np
 from gymnasium import spaces
 
 from shared.discrete_action import check_discrete_action
+from shared.jax_fork_guard import refuse_if_forked_from_jax
 
 from .jax import battle as jb
 from .jax import prng
@@ -77,6 +78,8 @@ class _PokeEnvBase(gymnasium.Env):
         illegal_action: str = "raise",
         battle_format: str = CUSTOM_GAME,
     ):
+        # both backends run JAX: the Showdown env draws its teams and seeds as the JAX env does
+        refuse_if_forked_from_jax(type(self).__name__)
         if illegal_action not in ILLEGAL_ACTION_MODES:
             raise ValueError(f"illegal_action must be one of {ILLEGAL_ACTION_MODES}, got {illegal_action!r}")
         self.kind = kind

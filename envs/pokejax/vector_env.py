@@ -26,6 +26,7 @@ from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
 from shared.episode_seeds import EpisodeSeeds, SeedArgument
+from shared.jax_fork_guard import refuse_if_forked_from_jax
 from shared.vector_actions import check_discrete_actions
 
 from .gym_envs import ILLEGAL_ACTION_MODES, _shared_env
@@ -82,6 +83,7 @@ class PokeJaxVectorEnv(VectorEnv):
         illegal_action: str = "raise",
         battle_format: str = CUSTOM_GAME,
     ):
+        refuse_if_forked_from_jax("PokeJaxVectorEnv")
         if int(num_envs) < 1:
             raise ValueError(f"num_envs must be at least 1, got {num_envs}")
         if illegal_action not in ILLEGAL_ACTION_MODES:

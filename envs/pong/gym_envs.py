@@ -28,6 +28,7 @@ from gymnasium import spaces
 from gymnasium.vector import AutoresetMode, VectorEnv
 
 from shared.discrete_action import check_discrete_action
+from shared.jax_fork_guard import refuse_if_forked_from_jax
 from shared.vector_actions import check_discrete_actions
 
 from .jax import env as jax_pong
@@ -127,6 +128,7 @@ class JaxPongEnv(_PongEnvBase):
 
     def __init__(self, config: Optional[PongConfig] = None, render_mode: Optional[str] = None,
                  **config_overrides: Any):
+        refuse_if_forked_from_jax("envport/PongJax-v0")
         super().__init__(config, render_mode, **config_overrides)
         self.params = jax_pong.EnvParams.from_config(self.config)
         self._reset_fn = jax.jit(partial(jax_pong.reset_from_seed, params=self.params))
@@ -233,6 +235,7 @@ class JaxPongVectorEnv(_PongVectorBase):
 
     def __init__(self, num_envs: int = 1, config: Optional[PongConfig] = None, render_mode: Optional[str] = None,
                  **config_overrides: Any):
+        refuse_if_forked_from_jax("JaxPongVectorEnv")
         super().__init__(num_envs, config, render_mode, config_overrides)
         self.params = jax_pong.EnvParams.from_config(self.config)
         self._reset_fn = jax.jit(jax.vmap(partial(jax_pong.reset_from_seed, params=self.params)))

@@ -1,5 +1,10 @@
 """L1, the public surface: Gymnasium conformance, seeding, and clear errors on bad input."""
 
+import os
+import subprocess
+import sys
+from pathlib import Path
+
 import gymnasium
 import numpy as np
 import pytest
@@ -12,6 +17,7 @@ from envs.pong.reference.c_pong import CPongVec
 from shared.verification.strategies import invalid_discrete_actions
 
 IDS = ["envport/Pong-v0", "envport/PongJax-v0"]
+ROOT = Path(__file__).resolve().parents[3]
 
 
 @pytest.fixture(scope="module", params=IDS)
@@ -165,3 +171,37 @@ def test_action_cache_is_checked_once_and_must_fit():
     assert vec.rollout(cache, record=False) is None
     with pytest.raises(ValueError, match="made for 2 envs"):
         CPongVec(3).rollout(cache, record=False)
+
+
+_ASYNC_AFTER_JAX = """
+import sys
+import gymnasium
+import jax
+import numpy as np
+import envs.pong  # noqa: F401
+
+if __name__ == "__main__":
+    jax.numpy.ones(2).block_until_ready()  # a script whose JAX has started, e.g. for its policy
+    kwargs = {} if sys.argv[1] == "fork" else {"vector_kwargs": {"context": sys.argv[1]}}
+    envs = gymnasium.make_vec("envport/PongJax-v0", num_envs=2, vectorization_mode="async", **kwargs)
+    observations, _ = envs.reset(seed=0)
+    envs.step(np.array([1, 2]))
+    envs.close()
+    print("stepped", observations.shape)
+"""
+
+
+@pytest.mark.parametrize("context", ["fork", "forkserver"])
+def test_async_vector_env_after_jax_started_errs_or_works_but_never_hangs(tmp_path, context):
+    """Gymnasium's AsyncVectorEnv forks by default: a JAX env made in the fork would hang at its first
+    computation, so its constructor refuses (shared/jax_fork_guard.py); workers that start fresh work."""
+    script = tmp_path / "async_after_jax.py"
+    script.write_text(_ASYNC_AFTER_JAX)
+    done = subprocess.run([sys.executable, str(script), context], capture_output=True, text=True, timeout=300,
+                          env={**os.environ, "PYTHONPATH": str(ROOT)})
+    if context == "fork":
+        assert done.returncode != 0
+        assert "envport/PongJax-v0 runs JAX, and this process was forked" in done.stderr
+    else:
+        assert done.returncode == 0, done.stderr[-3000:]
+        assert done.stdout.strip().endswith("stepped (2, 8)")

@@ -30,6 +30,7 @@ from envs.tcgjax.reference import actions as A
 from envs.tcgjax.reference.config import RuleConfig
 from envs.tcgjax.reference.observation import MASK_SLICE, OBS_SIZE
 from envs.tcgjax.reference.rng import seed_keys
+from shared.jax_fork_guard import refuse_if_forked_from_jax
 
 
 @functools.cache
@@ -73,6 +74,7 @@ class TcgJaxGymEnv(gymnasium.Env):
 
     def __init__(self, decks: Union[str, tuple[str, str]] = ("fire", "water"), illegal_action: str = "raise",
                  config: RuleConfig = RuleConfig(), max_decisions: int = 2000):
+        refuse_if_forked_from_jax("envport/TcgPocketJax-v0")
         check_arguments(decks, illegal_action, config)
         self.decks, self.illegal_action, self.config, self.max_decisions = decks, illegal_action, config, max_decisions
         self.observation_space = spaces.Box(0.0, 1.0, shape=(OBS_SIZE,), dtype=np.float32)

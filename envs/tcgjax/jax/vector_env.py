@@ -33,6 +33,7 @@ from envs.tcgjax.reference import actions as A
 from envs.tcgjax.reference.config import RuleConfig
 from envs.tcgjax.reference.observation import MASK_SLICE, OBS_SIZE
 from shared.episode_seeds import EpisodeSeeds, SeedArgument
+from shared.jax_fork_guard import refuse_if_forked_from_jax
 from shared.vector_actions import check_discrete_actions
 
 
@@ -71,6 +72,7 @@ class TcgJaxVectorEnv(VectorEnv):
     def __init__(self, num_envs: int = 1, decks: Union[str, tuple[str, str]] = ("fire", "water"),
                  illegal_action: str = "raise", config: RuleConfig = RuleConfig(), max_decisions: int = 2000,
                  gather: bool = True):
+        refuse_if_forked_from_jax("TcgJaxVectorEnv")
         if int(num_envs) < 1:
             raise ValueError(f"num_envs must be at least 1, got {num_envs}")
         check_arguments(decks, illegal_action, config)
