@@ -92,25 +92,30 @@ import gymnasium
 import numpy as np
 import envs.{env}
 env = gymnasium.make("{env_id}")
+env.action_space.seed(5)
 obs, info = env.reset(seed=5)
-for _ in range(3):
+for step in range(5000):
     mask = info["action_mask"]
     assert mask.dtype == bool and mask.shape == (env.action_space.n,), (mask.dtype, mask.shape)
     # Gymnasium's Discrete.sample wants an int8 mask, as the README's Conventions say
     action = env.action_space.sample(mask=mask.astype(np.int8))
     assert mask[action], (action, mask)
     obs, reward, terminated, truncated, info = env.step(action)
+    if terminated:
+        break
+assert terminated, "no episode end in 5,000 steps"
+assert not info["action_mask"].any(), "a finished game has no legal action"
 env.close()
-print("ok")
+print("ok", step)
 """
 
 
 @pytest.mark.parametrize("env, env_id", [("tcgjax", "envport/TcgPocketReference-v0"),
                                          ("pokejax", "envport/PokeShowdown-v0")])
-def test_a_masked_env_gives_a_bool_mask_that_samples_through_int8(env, env_id):
-    """The reference backends; each JAX backend's L2 tests require its masks to be the reference's,
-    dtype included."""
+def test_a_masked_envs_masks_are_bool_sample_through_int8_and_end_all_false(env, env_id):
+    """A whole episode of the reference backends (the README's Conventions); each JAX backend's L2
+    tests require its masks to be the reference's, dtype included."""
     script = _MASK_PROTOCOL.format(env=env, env_id=env_id)
     done = subprocess.run([sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr[-3000:]
-    assert done.stdout.strip().endswith("ok")
+    assert done.stdout.strip().splitlines()[-1].startswith("ok ")
