@@ -16,7 +16,8 @@ episode (from the seed: `fixed_pair`), the distribution the JAX env's fixed bank
 game's random stream (seed s) and the opponent's choices (its own stream, seed s + OPPONENT_SALT):
 the same seed and actions give the same trajectory. Bad input raises ValueError: an action that is
 not an integer in [0, 111), or an illegal one (the message gives the rule) unless the env is made
-with illegal_action="lose", which ends the episode as a loss.
+with illegal_action="lose", which ends the episode as a loss. render_mode="ansi": render() gives the last
+observation as text (describe.py; the agent's view, the same on both engines).
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ import gymnasium
 import numpy as np
 from gymnasium import spaces
 
+from envs.tcgjax.describe import describe_observation
 from envs.tcgjax.reference import actions as A
 from envs.tcgjax.reference import engine as E
 from envs.tcgjax.reference.config import RuleConfig
@@ -73,11 +75,31 @@ def validate_action(action: Any) -> int:
     return check_discrete_action(action, A.NUM_ACTIONS, "see envs/tcgjax/reference/actions.py")
 
 
+RENDER_MODES = ["ansi"]
+
+
+def check_render_mode(render_mode: Optional[str]) -> Optional[str]:
+    if render_mode is not None and render_mode not in RENDER_MODES:
+        raise ValueError(f"render_mode must be None or one of {RENDER_MODES}, got {render_mode!r}")
+    return render_mode
+
+
+def render_text(env) -> Optional[str]:
+    """render() of both TCG envs: the last observation as text (describe.py), or None without render_mode."""
+    if env.render_mode is None:
+        gymnasium.logger.warn('render() needs render_mode="ansi" at construction; nothing was drawn')
+        return None
+    if env._last_obs is None:
+        raise RuntimeError("call reset() before render()")
+    return describe_observation(env._last_obs, env.config.max_turns)
+
+
 class TcgReferenceEnv(gymnasium.Env):
-    metadata = {"render_modes": []}
+    metadata = {"render_modes": RENDER_MODES, "render_fps": 4}  # 4: as Gymnasium's text envs (Taxi, Blackjack)
 
     def __init__(self, decks: Union[str, tuple[str, str]] = ("fire", "water"), illegal_action: str = "raise",
-                 config: RuleConfig = RuleConfig(), max_decisions: int = 2000):
+                 config: RuleConfig = RuleConfig(), max_decisions: int = 2000, render_mode: Optional[str] = None):
+        self.render_mode = check_render_mode(render_mode)
         if illegal_action not in ILLEGAL_ACTION_MODES:
             raise ValueError(f"illegal_action must be one of {ILLEGAL_ACTION_MODES}, got {illegal_action!r}")
         episode_decks(decks, 0)  # fail now on a bad deck name
@@ -87,6 +109,7 @@ class TcgReferenceEnv(gymnasium.Env):
         self.game: Optional[E.Game] = None
         self._opponent: Optional[Stream] = None
         self._decisions = 0
+        self._last_obs: Optional[np.ndarray] = None
 
     def reset(self, *, seed: Optional[int] = None, options: Optional[dict] = None):
         super().reset(seed=seed)
@@ -106,10 +129,16 @@ class TcgReferenceEnv(gymnasium.Env):
             E.step(game, opponent_choice(self._opponent, E.action_mask(game)))
 
     def _info(self, obs: np.ndarray) -> dict:
-        """The mask is the observation's own (computed once per step: it is most of a step's cost)."""
+        """The mask is the observation's own (computed once per step: it is most of a step's cost). Every
+        reset and step passes its observation here, which render() shows."""
+        self._last_obs = obs
         game = self.game
         return {"action_mask": obs[MASK_SLICE[0]:MASK_SLICE[1]] > 0.5, "turn": game.turn, "winner": game.winner,
                 "points": (game.players[0].points, game.players[1].points)}
+
+    def render(self) -> Optional[str]:
+        """The agent's view of the game as text (render_mode="ansi"): the same text on both engines."""
+        return render_text(self)
 
     def _reward(self) -> float:
         winner = self.game.winner

@@ -23,7 +23,15 @@ import jax.numpy as jnp
 import numpy as np
 from gymnasium import spaces
 
-from envs.tcgjax.gym_envs import ILLEGAL_ACTION_MODES, OPPONENT_SALT, episode_decks, validate_action
+from envs.tcgjax.gym_envs import (
+    ILLEGAL_ACTION_MODES,
+    OPPONENT_SALT,
+    RENDER_MODES,
+    check_render_mode,
+    episode_decks,
+    render_text,
+    validate_action,
+)
 from envs.tcgjax.jax.env import NO_ACTION, TcgJaxEnv, deck_arrays
 from envs.tcgjax.jax.tables import check_capacity
 from envs.tcgjax.reference import actions as A
@@ -70,11 +78,12 @@ def illegal_action_message(value: int, mask: np.ndarray) -> str:
 
 
 class TcgJaxGymEnv(gymnasium.Env):
-    metadata = {"render_modes": []}
+    metadata = {"render_modes": RENDER_MODES, "render_fps": 4}  # 4: as Gymnasium's text envs (Taxi, Blackjack)
 
     def __init__(self, decks: Union[str, tuple[str, str]] = ("fire", "water"), illegal_action: str = "raise",
-                 config: RuleConfig = RuleConfig(), max_decisions: int = 2000):
+                 config: RuleConfig = RuleConfig(), max_decisions: int = 2000, render_mode: Optional[str] = None):
         refuse_if_forked_from_jax("envport/TcgPocketJax-v0")
+        self.render_mode = check_render_mode(render_mode)
         check_arguments(decks, illegal_action, config)
         self.decks, self.illegal_action, self.config, self.max_decisions = decks, illegal_action, config, max_decisions
         self.observation_space = spaces.Box(0.0, 1.0, shape=(OBS_SIZE,), dtype=np.float32)
@@ -84,6 +93,7 @@ class TcgJaxGymEnv(gymnasium.Env):
         self._mask = np.zeros(A.NUM_ACTIONS, bool)
         self._decisions = 0
         self._done = True
+        self._last_obs: Optional[np.ndarray] = None
 
     def reset(self, *, seed: Optional[int] = None, options: Optional[dict] = None):
         super().reset(seed=seed)
@@ -95,13 +105,18 @@ class TcgJaxGymEnv(gymnasium.Env):
         return self._observed(obs)
 
     def _observed(self, obs) -> tuple[np.ndarray, dict]:
-        obs = np.asarray(obs)
+        """(obs, info) of a reset or step; render() shows this obs."""
+        obs = self._last_obs = np.asarray(obs)
         self._mask = obs[MASK_SLICE[0]:MASK_SLICE[1]] > 0.5
         game = self._state.game
         turn, winner, points = jax.device_get((game.turn, game.winner, game.points))  # not the whole state
         info = {"action_mask": self._mask.copy(), "turn": int(turn), "winner": int(winner),
                 "points": (int(points[0]), int(points[1]))}
         return obs, info
+
+    def render(self) -> Optional[str]:
+        """The agent's view of the game as text (render_mode="ansi"): the reference env's text."""
+        return render_text(self)
 
     def step(self, action):
         if self._done:

@@ -66,7 +66,7 @@ def play_side_by_side(seed: int, decks, illegal_every: int = 0, max_decisions: i
 @TCGJAX.covers("env")
 def test_check_env():
     # check_env samples actions at random, most of them illegal: the "lose" mode ends the episode
-    check_env(TcgJaxGymEnv(decks="random", illegal_action="lose"), skip_render_check=True)
+    check_env(TcgJaxGymEnv(decks="random", illegal_action="lose", render_mode="ansi"))
 
 
 @TCGJAX.covers("env", "engine", "observation")
@@ -166,3 +166,48 @@ def test_native_vector_env_refuses_bad_actions_before_playing():
         env.reset(seed=[1, 2])
     with pytest.raises(RuntimeError, match="reset"):
         TcgJaxVectorEnv(num_envs=3).step(legal)
+
+
+@TCGJAX.covers("env", "observation")
+def test_both_envs_render_the_same_text_and_it_tells_the_game_as_the_reference_holds_it():
+    """render_mode="ansi" (describe.py reads the observation): equal on both engines along an episode,
+    and what it says checked against the reference's game itself, not against the observation."""
+    reference = TcgReferenceEnv(render_mode="ansi")
+    ours = TcgJaxGymEnv(render_mode="ansi")
+    check_env(TcgReferenceEnv(render_mode="ansi", illegal_action="lose"))
+    expected = reference.reset(seed=9)
+    ours.reset(seed=9)
+    policy = Stream(9)
+    for decision in range(5000):
+        text = reference.render()
+        assert text == ours.render(), f"decision {decision}: the two texts differ"
+        game = reference.unwrapped.game
+        me, foe = game.players[0], game.players[1]
+        assert f"Points: you {me.points}, opponent {foe.points}" in text
+        if me.board[0] is not None:
+            active = game.pool[me.board[0].top]
+            left = active.hp - me.board[0].damage
+            assert f"Active  {active.name} ({active.type}) HP {max(left, 0)}/{active.hp}" in text, text
+        shown = [game.pool[card].name for card in me.hand[:A.HAND_SLOTS]]
+        assert f"Your hand: {', '.join(shown) if shown else '(empty)'}" in text, text
+        assert all(game.pool[card].name not in text.split("Your hand:")[1] for card in foe.hand
+                   if game.pool[card].name not in shown), "the opponent's hand is hidden"
+        action = agent_action(policy, expected[-1]["action_mask"], illegal=False)
+        expected = reference.step(action)
+        ours.step(action)
+        if expected[2] or expected[3]:
+            break
+    assert expected[2], "an episode played to its end"
+
+
+@TCGJAX.covers("env")
+@pytest.mark.parametrize("make", [TcgReferenceEnv, TcgJaxGymEnv], ids=["reference", "jax"])
+def test_rendering_errors_and_warnings(make):
+    with pytest.raises(ValueError, match="render_mode must be None or one of"):
+        make(render_mode="rgb_array")
+    with pytest.raises(RuntimeError, match="reset"):
+        make(render_mode="ansi").render()
+    plain = make()
+    plain.reset(seed=0)
+    with pytest.warns(UserWarning, match='render_mode="ansi"'):
+        assert plain.render() is None
