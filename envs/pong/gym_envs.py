@@ -59,8 +59,8 @@ def _render_setup(env, render_mode: Optional[str], config: PongConfig) -> None:
     if render_mode is not None and render_mode not in RENDER_MODES:
         raise ValueError(f"render_mode must be None or one of {RENDER_MODES}, got {render_mode!r}")
     env.render_mode = render_mode
-    # PufferLib's window runs at 60 / frameskip frames a second
-    env.metadata = {**type(env).metadata, "render_fps": 60 // config.frameskip}
+    # PufferLib's window runs at 60 / frameskip frames a second (C's integer division; at least 1 here)
+    env.metadata = {**type(env).metadata, "render_fps": max(1, 60 // config.frameskip)}
 
 
 def _warn_no_render_mode() -> None:

@@ -41,6 +41,7 @@ def test_check_env_with_rendering(env_id):
     check_env(env.unwrapped)
     assert env.metadata["render_fps"] == 60
     assert gymnasium.make(env_id, render_mode="rgb_array", frameskip=4).metadata["render_fps"] == 15
+    assert gymnasium.make(env_id, render_mode="rgb_array", frameskip=100).metadata["render_fps"] == 1
 
 
 @pytest.mark.parametrize("env_id", IDS)
