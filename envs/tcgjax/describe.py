@@ -41,7 +41,7 @@ def _card_name(value: float) -> str:
     return pool[_count(value, len(pool))].name
 
 
-def _energy_type(one_hot: np.ndarray, names) -> str:
+def _one_hot_name(one_hot: np.ndarray, names) -> str:
     hot = np.flatnonzero(one_hot > 0.5)
     return names[hot[0]] if hot.size else "none"
 
@@ -50,7 +50,7 @@ def _pokemon_line(slot_name: str, features: np.ndarray) -> str:
     hp = _count(features[_HP], MAX_HP)
     left = _count(features[_HP_LEFT], MAX_HP)
     damage = _count(features[_DAMAGE], MAX_DAMAGE)
-    kind = _energy_type(features[_TYPE:_TYPE + 10], POKEMON_TYPES)
+    kind = _one_hot_name(features[_TYPE:_TYPE + 10], POKEMON_TYPES)
     energy = [f"{ENERGY_TYPES[t]} x{count if count < 5 else '5+'}"
               for t in range(len(ENERGY_TYPES)) if (count := _count(features[_ENERGY + t], 5))]
     statuses = [name for name, flag in zip(STATUSES, features[_STATUS:_STATUS + 5], strict=True) if flag > 0.5]
@@ -77,11 +77,11 @@ def describe_observation(obs: np.ndarray, max_turns: int = 30) -> str:
     if obs.shape != (OBS_SIZE,):
         raise ValueError(f"a TCG observation has shape ({OBS_SIZE},), got {obs.shape}")
     g = obs[:GLOBAL_SIZE]
-    phase = _energy_type(g[2:5], PHASES)
+    phase = _one_hot_name(g[2:5], PHASES)
     whose = "your turn" if g[1] > 0.5 else "the opponent's turn"
     first = "you went first" if g[19] > 0.5 else "the opponent went first"
     zone = obs[GLOBAL_SIZE:GLOBAL_SIZE + ZONE_SIZE]
-    current = _energy_type(zone[0:9], ENERGY_TYPES + ("none",))
+    current = _one_hot_name(zone[0:9], ENERGY_TYPES + ("none",))
     board = obs[GLOBAL_SIZE + ZONE_SIZE:GLOBAL_SIZE + ZONE_SIZE + BOARD_SIZE]
     hand_start = GLOBAL_SIZE + ZONE_SIZE + BOARD_SIZE
     hand = [_card_name(obs[hand_start + h * HAND_FEATURES + 1])
@@ -92,8 +92,8 @@ def describe_observation(obs: np.ndarray, max_turns: int = 30) -> str:
         f"Turn {_count(g[0], max_turns)}, {whose} ({phase}); {first}",
         f"Points: you {_count(g[5], 3)}, opponent {_count(g[6], 3)}   "
         f"deck {_count(g[7], 20)} / {_count(g[8], 20)}   hand {hand_count} / {_count(g[10], 10)}",
-        f"Energy zone: current {current}, next {_energy_type(zone[9:17], ENERGY_TYPES)}; "
-        f"the opponent's next {_energy_type(zone[17:25], ENERGY_TYPES)}",
+        f"Energy zone: current {current}, next {_one_hot_name(zone[9:17], ENERGY_TYPES)}; "
+        f"the opponent's next {_one_hot_name(zone[17:25], ENERGY_TYPES)}",
         "Your Pokemon:", *_board(board[:4 * POKEMON_FEATURES]),
         "The opponent's Pokemon:", *_board(board[4 * POKEMON_FEATURES:]),
         f"Your hand: {', '.join(hand) if hand else '(empty)'}"
