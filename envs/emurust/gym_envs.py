@@ -22,6 +22,7 @@ import numpy as np
 from gymnasium import spaces
 
 from shared.discrete_action import check_discrete_action
+from shared.render_mode import checked_render_mode
 
 from . import game2048
 from .emulator_env import EmulatorEnv
@@ -57,8 +58,7 @@ class Game2048Env(EmulatorEnv):
         (PyBoy's `sound_emulated=False`); True = emulated (as the hardware's on ours)."""
         if not isinstance(sound_emulated, (bool, np.bool_)):
             raise ValueError(f"sound_emulated must be a bool, got {sound_emulated!r}")
-        if render_mode not in (None, "rgb_array"):
-            raise ValueError(f"render_mode must be None or 'rgb_array', got {render_mode!r}")
+        checked_render_mode(render_mode, self.metadata["render_modes"])
         self.backend = backend
         self.render_mode = render_mode
         self.observation_space = spaces.Box(

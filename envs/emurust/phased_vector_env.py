@@ -29,6 +29,7 @@ import numpy as np
 from gymnasium.utils import seeding
 from gymnasium.vector import AutoresetMode
 
+from shared.render_mode import checked_render_mode
 from shared.vector_actions import check_discrete_actions
 
 from .build_ext import load_core
@@ -60,8 +61,7 @@ class PhasedVectorEnv(gymnasium.vector.VectorEnv):
         `render_mode="rgb_array"`). The rest as the subclasses document them."""
         if backend != "rust":
             raise ValueError(f"the vector env runs the Rust emulator only, got backend={backend!r}")
-        if render_mode not in (None, "rgb_array"):
-            raise ValueError(f"render_mode must be None or 'rgb_array', got {render_mode!r}")
+        checked_render_mode(render_mode, self.metadata["render_modes"])
         if timing not in ("pyboy", "dmg"):
             raise ValueError(f"timing must be 'pyboy' or 'dmg', got {timing!r}")
         if isinstance(num_envs, (bool, np.bool_)) or not isinstance(num_envs, (int, np.integer)) or num_envs < 1:

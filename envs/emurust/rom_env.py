@@ -41,6 +41,7 @@ import numpy as np
 from gymnasium import spaces
 
 from shared.discrete_action import check_discrete_action
+from shared.render_mode import checked_render_mode
 
 from .emulator_env import EmulatorEnv, load_start_state
 from .game2048 import PYBOY_BOOT_ROM_FRAMES
@@ -196,8 +197,7 @@ class GameBoyRomEnv(EmulatorEnv):
         check_rom_arguments(rom, sound_emulated)
         self.task = RomTask.checked(observation, actions, frames_per_action, press_frames, reward, terminated,
                                     start_frames, max_start_delay, reset_inputs, start_state)
-        if render_mode not in (None, "rgb_array"):
-            raise ValueError(f"render_mode must be None or 'rgb_array', got {render_mode!r}")
+        checked_render_mode(render_mode, self.metadata["render_modes"])
         self.backend, self.observation, self.render_mode = backend, observation, render_mode
         self.action_space = spaces.Discrete(len(self.task.actions))
         self.observation_space = self.task.observation_space()

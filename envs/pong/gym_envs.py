@@ -29,6 +29,7 @@ from gymnasium.vector import AutoresetMode, VectorEnv
 
 from shared.discrete_action import check_discrete_action
 from shared.jax_fork_guard import refuse_if_forked_from_jax
+from shared.render_mode import checked_render_mode, warn_no_render_mode
 from shared.vector_actions import check_discrete_actions
 
 from .jax import env as jax_pong
@@ -56,16 +57,9 @@ _DRAWN_FIELDS = ("paddle_yl", "paddle_yr", "ball_x", "ball_y", "score_l", "score
 
 
 def _render_setup(env, render_mode: Optional[str], config: PongConfig) -> None:
-    if render_mode is not None and render_mode not in RENDER_MODES:
-        raise ValueError(f"render_mode must be None or one of {RENDER_MODES}, got {render_mode!r}")
-    env.render_mode = render_mode
+    env.render_mode = checked_render_mode(render_mode, RENDER_MODES)
     # PufferLib's window runs at 60 / frameskip frames a second (C's integer division; at least 1 here)
     env.metadata = {**type(env).metadata, "render_fps": max(1, 60 // config.frameskip)}
-
-
-def _warn_no_render_mode() -> None:
-    gymnasium.logger.warn('render() needs render_mode="rgb_array" at construction, e.g. '
-                          'gymnasium.make("envport/Pong-v0", render_mode="rgb_array"); nothing was drawn')
 
 
 class _PongEnvBase(gymnasium.Env):
@@ -81,7 +75,7 @@ class _PongEnvBase(gymnasium.Env):
     def render(self) -> Optional[np.ndarray]:
         """uint8[height, width + 6 * paddle_width, 3] (640 x 620 by default), or None without render_mode."""
         if self.render_mode is None:
-            _warn_no_render_mode()
+            warn_no_render_mode("rgb_array")
             return None
         return draw_frame(self._drawn_fields(), self.config)
 
@@ -194,7 +188,7 @@ class _PongVectorBase(VectorEnv):
     def render(self) -> Optional[tuple[np.ndarray, ...]]:
         """One frame per env (as Gymnasium's SyncVectorEnv gives them), or None without render_mode."""
         if self.render_mode is None:
-            _warn_no_render_mode()
+            warn_no_render_mode("rgb_array")
             return None
         return tuple(draw_frame(fields, self.config) for fields in self._drawn_fields())
 

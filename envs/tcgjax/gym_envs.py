@@ -37,6 +37,7 @@ from envs.tcgjax.reference.observation import MASK_SLICE, OBS_SIZE, observe
 from envs.tcgjax.reference.rng import Stream
 from envs.tcgjax.reference.state import DRAW
 from shared.discrete_action import check_discrete_action
+from shared.render_mode import checked_render_mode, warn_no_render_mode
 
 OPPONENT_SALT = 0x0DDBA11
 AGENT = 0
@@ -78,16 +79,10 @@ def validate_action(action: Any) -> int:
 RENDER_MODES = ["ansi"]
 
 
-def check_render_mode(render_mode: Optional[str]) -> Optional[str]:
-    if render_mode is not None and render_mode not in RENDER_MODES:
-        raise ValueError(f"render_mode must be None or one of {RENDER_MODES}, got {render_mode!r}")
-    return render_mode
-
-
 def render_text(env) -> Optional[str]:
     """render() of both TCG envs: the last observation as text (describe.py), or None without render_mode."""
     if env.render_mode is None:
-        gymnasium.logger.warn('render() needs render_mode="ansi" at construction; nothing was drawn')
+        warn_no_render_mode("ansi")
         return None
     if env._last_obs is None:
         raise RuntimeError("call reset() before render()")
@@ -99,7 +94,7 @@ class TcgReferenceEnv(gymnasium.Env):
 
     def __init__(self, decks: Union[str, tuple[str, str]] = ("fire", "water"), illegal_action: str = "raise",
                  config: RuleConfig = RuleConfig(), max_decisions: int = 2000, render_mode: Optional[str] = None):
-        self.render_mode = check_render_mode(render_mode)
+        self.render_mode = checked_render_mode(render_mode, RENDER_MODES)
         if illegal_action not in ILLEGAL_ACTION_MODES:
             raise ValueError(f"illegal_action must be one of {ILLEGAL_ACTION_MODES}, got {illegal_action!r}")
         episode_decks(decks, 0)  # fail now on a bad deck name

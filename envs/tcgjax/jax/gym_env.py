@@ -27,7 +27,6 @@ from envs.tcgjax.gym_envs import (
     ILLEGAL_ACTION_MODES,
     OPPONENT_SALT,
     RENDER_MODES,
-    check_render_mode,
     episode_decks,
     render_text,
     validate_action,
@@ -39,6 +38,7 @@ from envs.tcgjax.reference.config import RuleConfig
 from envs.tcgjax.reference.observation import MASK_SLICE, OBS_SIZE
 from envs.tcgjax.reference.rng import seed_keys
 from shared.jax_fork_guard import refuse_if_forked_from_jax
+from shared.render_mode import checked_render_mode
 
 
 @functools.cache
@@ -83,7 +83,7 @@ class TcgJaxGymEnv(gymnasium.Env):
     def __init__(self, decks: Union[str, tuple[str, str]] = ("fire", "water"), illegal_action: str = "raise",
                  config: RuleConfig = RuleConfig(), max_decisions: int = 2000, render_mode: Optional[str] = None):
         refuse_if_forked_from_jax("envport/TcgPocketJax-v0")
-        self.render_mode = check_render_mode(render_mode)
+        self.render_mode = checked_render_mode(render_mode, RENDER_MODES)
         check_arguments(decks, illegal_action, config)
         self.decks, self.illegal_action, self.config, self.max_decisions = decks, illegal_action, config, max_decisions
         self.observation_space = spaces.Box(0.0, 1.0, shape=(OBS_SIZE,), dtype=np.float32)
