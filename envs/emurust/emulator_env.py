@@ -1,5 +1,5 @@
 """What the Gymnasium envs over emulators share: rendering the screen in PyBoy's grey palette, closing
-the emulator, and loading a start state with a clear refusal. Subclasses of `EmulatorEnv` set
+the emulator (once; a closed env refuses to go on), and loading a start state with a clear refusal. Subclasses of `EmulatorEnv` set
 `render_mode` and `_emulator` (PyBoyGameBoy or RustGameBoy)."""
 
 from __future__ import annotations
@@ -14,13 +14,24 @@ GREYS = np.array([[(c >> 16) & 0xFF, (c >> 8) & 0xFF, c & 0xFF] for c in GREY_PA
 
 
 class EmulatorEnv(gymnasium.Env):
+    _closed = False
+
+    def _refuse_if_closed(self) -> None:
+        """After close() PyBoy has stopped (and the Rust emulator is treated alike, so that both
+        backends answer the same): reset, step and render say so instead of failing inside it."""
+        if self._closed:
+            raise RuntimeError(f"this {type(self).__name__} is closed: make a new env")
+
     def render(self):
+        self._refuse_if_closed()
         if self.render_mode != "rgb_array":
             return None
         return GREYS[self._emulator.screen_shades()]
 
     def close(self):
-        self._emulator.close()
+        if not self._closed:
+            self._emulator.close()
+            self._closed = True
 
 
 def load_start_state(emulator, state: bytes, backend: str) -> None:

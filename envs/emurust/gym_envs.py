@@ -70,6 +70,7 @@ class Game2048Env(EmulatorEnv):
         self._needs_reset = True
 
     def reset(self, *, seed: Optional[int] = None, options: Optional[dict] = None):
+        self._refuse_if_closed()
         super().reset(seed=seed)
         delay = int(self.np_random.integers(game2048.MAX_START_DELAY))
         observation = self._game.reset(delay)
@@ -77,6 +78,7 @@ class Game2048Env(EmulatorEnv):
         return observation, {"score": self._game.score, "start_delay": delay}
 
     def step(self, action):
+        self._refuse_if_closed()
         if self._needs_reset:
             raise RuntimeError("call reset() before step()")
         action = check_discrete_action(action, self.action_space.n, "0 up, 1 down, 2 left, 3 right")

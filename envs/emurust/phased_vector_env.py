@@ -146,6 +146,7 @@ class PhasedVectorEnv(gymnasium.vector.VectorEnv):
     # -- Gymnasium API ------------------------------------------------------------------------------
 
     def reset(self, *, seed: Optional[Union[int, Sequence[Optional[int]]]] = None, options: Optional[dict] = None):
+        self._refuse_if_closed()
         super().reset(seed=None)
         if seed is None:
             seeds: list[Optional[int]] = [None] * self.num_envs
@@ -170,6 +171,7 @@ class PhasedVectorEnv(gymnasium.vector.VectorEnv):
         return observations, self._with_reading_info(infos, self._reading, everyone)
 
     def step(self, actions):
+        self._refuse_if_closed()
         if self._needs_reset:
             raise RuntimeError("call reset() before step()")
         actions = check_discrete_actions(actions, self.num_envs, self.single_action_space.n)
@@ -213,9 +215,14 @@ class PhasedVectorEnv(gymnasium.vector.VectorEnv):
     def render(self) -> Optional[tuple[np.ndarray, ...]]:
         """With render_mode "rgb_array", each env's screen as RGB (144, 160, 3) in PyBoy's grey
         palette, as `SyncVectorEnv.render` gives the single envs' frames; None otherwise."""
+        self._refuse_if_closed()
         if self.render_mode != "rgb_array":
             return None
         return tuple(GREYS[self._vec.screens()])
 
     def close_extras(self, **kwargs: Any) -> None:
         self._vec = None
+
+    def _refuse_if_closed(self) -> None:
+        if self._vec is None:
+            raise RuntimeError(f"this {type(self).__name__} is closed: make a new vector env")

@@ -230,6 +230,7 @@ class GameBoyRomEnv(EmulatorEnv):
                 self._emulator.run_frames(frames)
 
     def reset(self, *, seed: Optional[int] = None, options: Optional[dict] = None):
+        self._refuse_if_closed()
         super().reset(seed=seed)
         if self._start_state is None:
             self._play([(0, self._boot_frames)])
@@ -242,6 +243,7 @@ class GameBoyRomEnv(EmulatorEnv):
         return self._observe(), {"start_delay": delay}
 
     def step(self, action):
+        self._refuse_if_closed()
         if self._needs_reset:
             raise RuntimeError("call reset() before step()")
         action = check_discrete_action(action, self.action_space.n, "an index into the env's actions")

@@ -174,6 +174,12 @@ class PokeShowdownGymEnv(_PokeEnvBase):
         self._showdown = Showdown(auto_restart=True)
         self._battle: Optional[str] = None
         self._count = 0
+        self._closed = False
+
+    def _refuse_if_closed(self) -> None:
+        # auto_restart would start a fresh Node process that knows no battle: say what happened instead
+        if self._closed:
+            raise RuntimeError("this PokeShowdownGymEnv is closed (its Node process stopped): make a new env")
 
     def _observe(self, snap: dict[str, Any]) -> np.ndarray:
         t = gen1_tables()
@@ -217,6 +223,7 @@ class PokeShowdownGymEnv(_PokeEnvBase):
         self._battle = None
 
     def reset(self, *, seed: Optional[int] = None, options: Optional[dict] = None):
+        self._refuse_if_closed()
         super().reset(seed=seed)
         self._end_battle()
         seed_words, species, level, moves, ivs, evs = jax.device_get(self._jit_teams(self._start(seed), self.params))
@@ -232,6 +239,7 @@ class PokeShowdownGymEnv(_PokeEnvBase):
         return self._observe(snap), {"action_mask": self._mask.copy()}
 
     def step(self, action: Any):
+        self._refuse_if_closed()
         value, legal = self._check(action)
         # the same keys the JAX env splits its step key into, for the same opponent choices
         assert self._key is not None
@@ -254,6 +262,7 @@ class PokeShowdownGymEnv(_PokeEnvBase):
 
     def close(self) -> None:
         self._showdown.close()
+        self._closed = True
         super().close()
 
 

@@ -3,16 +3,20 @@ envport/PongJax-v0 (the JAX translation).
 
 Seeding: reset(seed=s) on a single env runs C's srand(s) then c_reset; reset() without a seed
 draws the next C seed from the env's np_random, so a seeded env replays the same trajectory.
-Vector envs seed env i with i + s * num_envs, as PufferLib's vec_reset does, or with
-options["env_seeds"][i] when given (PPO's host loop uses this to start where make_train starts).
+Vector envs seed env i with i + s * num_envs, as PufferLib's vec_reset does; reset(seed=[s_0, ...])
+seeds env i with s_i, as Gymnasium's SyncVectorEnv seeds its single envs; options["env_seeds"][i]
+overrides both (PPO's host loop uses it to start where make_train starts).
 
 render_mode="rgb_array" draws each frame from the game's internal state (render.py: PufferLib's
 window layout, the same pixels on both backends); a vector env's render() gives one frame per env.
 
 Episodes end inside step, as in C: the step that returns terminated=True also resets the game, so
 its observation is the next episode's first. The C backend's serves come from libc's rand(),
-which is global to the process: two C envs stepped in one process share one stream (PufferLib's
-own behaviour) unless the vector env is made with private_streams=True; each JAX env has its own.
+which is global to the process: the C envs of one CPongVectorEnv share one stream (PufferLib's
+own behaviour) unless it is made with private_streams=True. A single CPongEnv always draws from
+a private stream (the same draws a lone C env makes after srand), so that envs stepped side by
+side in one process (Gymnasium's SyncVectorEnv, an evaluation env beside a training one) do not
+change each other's games; each JAX env has its own stream too.
 """
 
 from __future__ import annotations
@@ -38,6 +42,11 @@ from .reference.c_pong import CPongVec, validate_env_seeds
 from .render import draw_frame
 
 _C_SEED_LIMIT = 2**31
+
+
+def _list_seed(per_env_seeds: np.ndarray) -> int:
+    """The vector's own np_random seed when reset with a list: the list's SeedSequence entropy."""
+    return int(np.random.SeedSequence([int(seed) for seed in per_env_seeds]).generate_state(1)[0])
 
 
 def _observation_space() -> spaces.Box:
@@ -93,7 +102,7 @@ class CPongEnv(_PongEnvBase):
     def __init__(self, config: Optional[PongConfig] = None, render_mode: Optional[str] = None,
                  **config_overrides: Any):
         super().__init__(config, render_mode, **config_overrides)
-        self._env = CPongVec(num_envs=1, seed=0, config=self.config)
+        self._env = CPongVec(num_envs=1, seed=0, config=self.config, private_streams=True)
         self._needs_reset = True
 
     def reset(self, *, seed: Optional[int] = None, options: Optional[dict] = None):
@@ -169,18 +178,33 @@ class _PongVectorBase(VectorEnv):
                 self._np_random, self._np_random_seed = gymnasium.utils.seeding.np_random(None)
                 self._seeded = True
             return int(self._np_random.integers(_C_SEED_LIMIT // self.num_envs))
-        if isinstance(seed, (list, tuple, np.ndarray)):
-            raise ValueError("pass one int seed: env i is seeded with i + seed * num_envs, as in PufferLib")
         self._np_random, self._np_random_seed = gymnasium.utils.seeding.np_random(seed)
         self._seeded = True
         return int(seed)
 
-    def _env_seeds(self, seed: Optional[int], options: Optional[dict]) -> np.ndarray:
-        """Each env's C seed: options["env_seeds"] (one per env) if given, else i + seed * num_envs."""
-        base = self._vector_seed(seed)
+    def _env_seeds(self, seed, options: Optional[dict]) -> np.ndarray:
+        """Each env's C seed: options["env_seeds"] (one per env) if given; else a list of num_envs seeds,
+        as Gymnasium's vector envs take them (env i plays as a single env reset with seed[i]); else
+        i + seed * num_envs, as PufferLib's vec_reset."""
+        listed = isinstance(seed, (list, tuple)) or (isinstance(seed, np.ndarray) and seed.ndim == 1)
+        per_env = self._per_env_seeds(seed) if listed else None
+        base = self._vector_seed(_list_seed(per_env) if listed else seed)
         if options and "env_seeds" in options:
             return validate_env_seeds(options["env_seeds"], self.num_envs)
+        if listed:
+            return per_env
         return ((np.arange(self.num_envs, dtype=np.int64) + base * self.num_envs) % 2**32).astype(np.uint32)
+
+    def _per_env_seeds(self, seeds) -> np.ndarray:
+        if len(seeds) != self.num_envs:
+            raise ValueError(f"a list of seeds needs one per env: got {len(seeds)} for {self.num_envs} envs "
+                             "(or pass one int: env i is then seeded with i + seed * num_envs, as in PufferLib)")
+        for seed in seeds:
+            if isinstance(seed, (bool, np.bool_)) or not isinstance(seed, (int, np.integer)):
+                raise ValueError(f"each seed must be an int, got {seed!r} of type {type(seed).__name__}")
+            if not 0 <= seed < _C_SEED_LIMIT:
+                raise ValueError(f"each seed must be a non-negative C int, in [0, 2**31), got {seed}")
+        return np.asarray([int(seed) for seed in seeds], dtype=np.uint32)
 
     def _check_actions(self, actions) -> np.ndarray:
         return check_discrete_actions(actions, self.num_envs, NUM_ACTIONS, ACTION_MEANING)

@@ -198,6 +198,22 @@ def test_env_rejects_bad_actions_and_step_before_reset(backend):
     env.close()
 
 
+@pytest.mark.parametrize("env_id", ["envport/Game2048-v0", "envport/Game2048Rust-v0",
+                                    "envport/GameBoy-v0", "envport/GameBoyRust-v0"])
+def test_a_closed_env_says_so(env_id):
+    """PyBoy has stopped after close(): going on is a RuntimeError naming the cause, the same on
+    both emulators (PyBoy's own error was an AttributeError on None); closing twice is fine."""
+    kwargs = {"rom": GAME} if "GameBoy" in env_id else {}
+    env = gymnasium.make(env_id, render_mode="rgb_array", **kwargs)
+    env.reset(seed=0)
+    env.step(0)
+    env.close()
+    env.close()
+    for call in (lambda: env.step(0), lambda: env.reset(seed=0), env.render):
+        with pytest.raises(RuntimeError, match="is closed: make a new env"):
+            call()
+
+
 def test_missing_rom_is_a_clear_error(tmp_path):
     from envs.emurust.reference.pyboy_ref import PyBoyGameBoy
     from envs.emurust.rust_backend import RustGameBoy

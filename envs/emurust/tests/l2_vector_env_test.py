@@ -118,6 +118,11 @@ def test_vector_env_rejects_bad_input():
         Game2048RustVectorEnv(2, timing="cgb")
     with pytest.raises(ValueError, match="DISABLED"):
         Game2048RustVectorEnv(2, autoreset_mode=AutoresetMode.DISABLED)
+    native.close()
+    native.close()
+    for call in (lambda: native.step(np.zeros(2, np.int64)), lambda: native.reset(seed=0), native.render):
+        with pytest.raises(RuntimeError, match="is closed: make a new vector env"):
+            call()
 
 
 def test_flat_float_observations_keeps_same_step_final_obs():

@@ -107,6 +107,18 @@ def _play_until_something_is_illegal(env, seed: int) -> int:
     return int(np.flatnonzero(~info["action_mask"])[0])
 
 
+def test_a_closed_showdown_env_says_so():
+    """After close() the Node process is gone: a step or reset says so (the adapter's auto-restart
+    used to start a fresh process and answer that it knew no such battle); closing twice is fine."""
+    env = gymnasium.make("envport/PokeShowdown-v0")
+    _, info = env.reset(seed=0)
+    env.close()
+    env.close()
+    for call in (lambda: env.step(int(np.flatnonzero(info["action_mask"])[0])), lambda: env.reset(seed=0)):
+        with pytest.raises(RuntimeError, match="closed .*make a new env"):
+            call()
+
+
 @POKEJAX.covers("battle")
 @pytest.mark.parametrize("env_id", IDS)
 def test_illegal_action_raises_or_loses(env_id):

@@ -106,12 +106,41 @@ def test_vector_env_checks_action_shape(env_id):
         vector.step(np.ones(3))
     with pytest.raises(ValueError, match=r"out of range \[0, 3\) in envs \[2\]: \[3\]; 0 stay, 1 up, 2 down"):
         vector.step(np.array([0, 1, 3]))
-    with pytest.raises(ValueError, match="pass one int seed"):
-        vector.reset(seed=[1, 2, 3])
+    for bad, message in (([1, 2], "one per env: got 2 for 3 envs"), ([1, 2.0, 3], "must be an int, got 2.0"),
+                         ([1, True, 3], "must be an int"), ([1, 2, 2**31], r"in \[0, 2\*\*31\)"),
+                         ([1, -2, 3], "non-negative")):
+        with pytest.raises(ValueError, match=message):
+            vector.reset(seed=bad)
     for bad in ([1, 2], [1.0, 2.0, 3.0], [1, -2, 3], [1, 2, 2**32]):
         with pytest.raises(ValueError, match="seeds"):
             vector.reset(options={"env_seeds": bad})
     vector.close()
+
+
+@pytest.mark.parametrize("env_id", IDS)
+def test_vector_env_seeded_with_a_list_plays_as_single_envs(env_id):
+    """reset(seed=[s_0, s_1, s_2]), Gymnasium's per-env form: env i plays as a single env reset with
+    s_i (the C vector on private streams, so that its envs do not share the process's rand())."""
+    seeds = [11, 0, 2**31 - 1]
+    kwargs = {"private_streams": True} if env_id == IDS[0] else {}
+    vector = gymnasium.make_vec(env_id, num_envs=3, vectorization_mode="vector_entry_point", frameskip=8,
+                                **kwargs)
+    singles = [gymnasium.make(env_id, frameskip=8) for _ in seeds]
+    actions = np.random.default_rng(3).integers(0, 3, (600, 3))
+    vector_observations = [vector.reset(seed=seeds)[0]]
+    single_observations = [np.stack([env.reset(seed=seed)[0] for env, seed in zip(singles, seeds, strict=True)])]
+    ends = 0
+    for step in actions:
+        observations, _, terminated, _, _ = vector.step(step)
+        vector_observations.append(observations)
+        single_observations.append(np.stack([env.step(int(a))[0] for env, a in zip(singles, step, strict=True)]))
+        ends += int(terminated.sum())
+    assert ends >= 1 and np.array_equal(np.asarray(vector_observations), np.asarray(single_observations))
+    again = vector.reset(seed=seeds)[0]
+    assert np.array_equal(again, vector_observations[0])  # and the same list seeds the same starts
+    vector.close()
+    for env in singles:
+        env.close()
 
 
 @pytest.mark.parametrize("env_id", IDS)

@@ -143,6 +143,33 @@ def test_private_streams_leave_the_process_stream_as_it_was():
     assert np.array_equal(shared_run(True), shared_run(False))
 
 
+def test_single_c_envs_side_by_side_play_as_their_jax_twins():
+    """Gymnasium's SyncVectorEnv steps single envs one after the other in one process: the C envs'
+    games are those of the JAX envs with the same seeds (each CPongEnv draws from its own stream),
+    and envs/test_gym_ids' promise of the same episodes on both ids holds there too."""
+    import gymnasium
+
+    import envs.pong  # noqa: F401  (registers the ids)
+
+    actions = np.random.default_rng(4).integers(0, 3, (1500, 3))
+
+    def play(env_id):
+        vector = gymnasium.make_vec(env_id, num_envs=3, vectorization_mode="sync", frameskip=8)
+        observations = [vector.reset(seed=[5, 6, 7])[0]]
+        ends = 0
+        for step in actions:
+            observation, _, terminated, _, _ = vector.step(step)
+            observations.append(observation)
+            ends += int(terminated.sum())
+        vector.close()
+        return np.asarray(observations), ends
+
+    c_observations, ends = play("envport/Pong-v0")
+    jax_observations, _ = play("envport/PongJax-v0")
+    assert ends >= 3  # episodes ended, so later serves were drawn with the three envs interleaved
+    assert np.array_equal(c_observations, jax_observations)
+
+
 def test_ppo_trains_bitwise_the_same_policy_on_both_backends():
     """L4's two training loops from one seed: make_train on JAX and the host loop on C (private
     streams, make_train's starts) end with the same parameters, bit for bit; C on the process's one
