@@ -1,5 +1,5 @@
 """The Gymnasium ids: `import envs.<env>` registers each env's ids and no other's, every entry point
-resolves, and the root README's table of ids ("Gymnasium ids") lists exactly what is registered,
+resolves, every spec survives `to_json`/`from_json`, and the root README's table of ids ("Gymnasium ids") lists exactly what is registered,
 with the right "native make_vec" and autoreset columns.
 
 Each import runs in a fresh interpreter, so that no env's registration is seen through another's."""
@@ -20,11 +20,13 @@ ENVS = ("pong", "halfcheetah", "emurust", "pokejax", "tcgjax")
 _REGISTERED = """
 import json, sys
 import gymnasium
-from gymnasium.envs.registration import load_env_creator
+from gymnasium.envs.registration import EnvSpec, load_env_creator
 import envs.{env}
 ids = {{}}
 for env_id, spec in gymnasium.registry.items():
     if env_id.startswith("envport/"):
+        # the spec as JSON and back (Minari stores datasets' env specs so): entry points must be strings
+        assert EnvSpec.from_json(spec.to_json()) == spec, env_id
         for entry in (spec.entry_point, spec.vector_entry_point):
             if isinstance(entry, str):
                 load_env_creator(entry)  # imports the module and finds the callable, builds nothing

@@ -90,7 +90,7 @@ class Game2048Env(EmulatorEnv):
 
 # `gymnasium.make_vec` of the Rust id builds N emulators stepped together in Rust (vector_2048.py);
 # vectorization_mode="sync"/"async" still wraps N single envs.
-_VECTOR_ENTRY_POINTS = {"rust": Game2048RustVectorEnv}
+_VECTOR_ENTRY_POINTS = {"rust": f"{Game2048RustVectorEnv.__module__}:{Game2048RustVectorEnv.__name__}"}
 
 
 def register_envs() -> None:
@@ -98,7 +98,7 @@ def register_envs() -> None:
         if env_id not in gymnasium.registry:
             gymnasium.register(
                 env_id,
-                entry_point=Game2048Env,
+                entry_point=f"{__name__}:{Game2048Env.__name__}",  # a string, so that env.spec.to_json() works
                 vector_entry_point=_VECTOR_ENTRY_POINTS.get(backend),
                 kwargs={"backend": backend},
                 max_episode_steps=MAX_EPISODE_STEPS,

@@ -274,7 +274,7 @@ _RUST_VECTOR_ENV = "envs.emurust.rom_vector_env:GameBoyRomRustVectorEnv"
 def register_envs() -> None:
     for env_id, backend in (("envport/GameBoy-v0", "pyboy"), ("envport/GameBoyRust-v0", "rust")):
         if env_id not in gymnasium.registry:
-            gymnasium.register(env_id, entry_point=GameBoyRomEnv, kwargs={"backend": backend},
+            gymnasium.register(env_id, entry_point=f"{__name__}:{GameBoyRomEnv.__name__}", kwargs={"backend": backend},
                                vector_entry_point=_RUST_VECTOR_ENV if backend == "rust" else None,
                                max_episode_steps=MAX_EPISODE_STEPS)
 

@@ -8,7 +8,8 @@ accepted by both and clipped to the actuators' control range, as HalfCheetah-v5 
 The JAX env draws its reset noise from the env's `np_random` exactly as HalfCheetah-v5 does, so
 `reset(seed=s)` starts both envs from the same state; it steps in float32 unless created with
 `dtype="float64"` (which needs `jax_enable_x64`). Both are wrapped in a 1000-step TimeLimit by
-registration, as HalfCheetah-v5 is.
+registration, as HalfCheetah-v5 is, and both take v5's forward_reward_weight, ctrl_cost_weight,
+reset_noise_scale, exclude_current_positions_from_observation and frame_skip.
 """
 
 from __future__ import annotations
@@ -44,30 +45,61 @@ class HalfCheetahReferenceEnv(HalfCheetahEnv):
 
 
 class HalfCheetahJaxEnv(gymnasium.Env):
+    """envport/HalfCheetahJax-v0. Takes HalfCheetah-v5's reward, reset-noise, frame-skip and observation
+    arguments, with its defaults, so that `gymnasium.make(id, **kwargs)` means the same on both ids."""
+
     metadata = {"render_modes": []}
 
-    def __init__(self, dtype: str = "float32"):
+    def __init__(self, dtype: str = "float32", forward_reward_weight: float = 1.0, ctrl_cost_weight: float = 0.1,
+                 reset_noise_scale: float = RESET_NOISE_SCALE, exclude_current_positions_from_observation: bool = True,
+                 frame_skip: int = 5):
         refuse_if_forked_from_jax("envport/HalfCheetahJax-v0")
-        self.params = jax_cheetah.EnvParams(dtype=dtype, max_steps=2**30)  # TimeLimit truncates
+        for name, value in (("forward_reward_weight", forward_reward_weight), ("ctrl_cost_weight", ctrl_cost_weight),
+                            ("reset_noise_scale", reset_noise_scale)):
+            if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.number)) \
+                    or not np.isfinite(value):
+                raise ValueError(f"{name} must be a finite number, got {value!r}")
+        if reset_noise_scale < 0:
+            raise ValueError(f"reset_noise_scale must be at least 0, got {reset_noise_scale}")
+        if isinstance(frame_skip, (bool, np.bool_)) or not isinstance(frame_skip, (int, np.integer)) or frame_skip < 1:
+            raise ValueError(f"frame_skip must be a positive int, got {frame_skip!r}")
+        self.params = jax_cheetah.EnvParams(
+            forward_reward_weight=float(forward_reward_weight), ctrl_cost_weight=float(ctrl_cost_weight),
+            reset_noise_scale=float(reset_noise_scale), frame_skip=int(frame_skip), dtype=dtype,
+            max_steps=2**30)  # the TimeLimit wrapper truncates
         jax_cheetah._dtype(self.params)  # fail now, not at the first step, if float64 lacks x64
-        self.observation_space = spaces.Box(-np.inf, np.inf, (jax_cheetah.OBSERVATION_SIZE,), np.float64)
+        self._exclude_x = bool(exclude_current_positions_from_observation)
+        size = jax_cheetah.OBSERVATION_SIZE + (0 if self._exclude_x else 1)
+        self.observation_space = spaces.Box(-np.inf, np.inf, (size,), np.float64)
         self.action_space = spaces.Box(-1.0, 1.0, (jax_cheetah.ACTION_SIZE,), np.float32)
-        params = self.params
-        self._step = jax.jit(lambda state, action: jax_cheetah.step_no_reset(state, action, params))
+        params, observe = self.params, self._observation
+
+        def step(state, action):
+            _, next_state, reward, _, info = jax_cheetah.step_no_reset(state, action, params)
+            return observe(next_state), next_state, reward, info
+
+        self._step = jax.jit(step)
         self._state = None
+
+    def _observation(self, state):
+        # v5's observation: qpos without the x position (the default), or all of it, then qvel
+        if self._exclude_x:
+            return jax_cheetah.observation(state)
+        return jax.numpy.concatenate([state.qpos, state.qvel])
 
     def reset(self, *, seed: Optional[int] = None, options: Optional[dict] = None):
         super().reset(seed=seed)
-        qpos = self.np_random.uniform(-RESET_NOISE_SCALE, RESET_NOISE_SCALE, 9)  # qpos0 = 0
-        qvel = RESET_NOISE_SCALE * self.np_random.standard_normal(9)
+        noise = self.params.reset_noise_scale
+        qpos = self.np_random.uniform(-noise, noise, 9)  # qpos0 = 0
+        qvel = noise * self.np_random.standard_normal(9)
         self._state = jax_cheetah.state_from_qpos_qvel(qpos, qvel, self.params)
-        return np.asarray(jax_cheetah.observation(self._state), np.float64), {}
+        return np.asarray(self._observation(self._state), np.float64), {}
 
     def step(self, action: Any):
         if self._state is None:
             raise RuntimeError("call reset() before step()")
         action = _checked_action(action, self.action_space.shape)
-        obs, self._state, reward, _, info = self._step(self._state, action)
+        obs, self._state, reward, info = self._step(self._state, action)
         info = {key: float(value) for key, value in info.items() if key != "truncated"}
         return np.asarray(obs, np.float64), float(reward), False, False, info
 

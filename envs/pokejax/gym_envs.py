@@ -274,4 +274,5 @@ def register() -> None:
     )
     for env_id, entry, vector_entry in entries:
         if env_id not in gymnasium.registry:
-            gymnasium.register(id=env_id, entry_point=entry, vector_entry_point=vector_entry)
+            # entry points as strings, so that env.spec.to_json() works (Minari stores specs so)
+            gymnasium.register(id=env_id, entry_point=f"{__name__}:{entry.__name__}", vector_entry_point=vector_entry)

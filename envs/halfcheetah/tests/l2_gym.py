@@ -39,6 +39,51 @@ def test_same_seed_same_start_as_halfcheetah_v5_and_same_trajectory():
     reference.close()
 
 
+V5_ARGUMENTS = [
+    {"forward_reward_weight": 2.5, "ctrl_cost_weight": 0.02},
+    {"reset_noise_scale": 0.4, "exclude_current_positions_from_observation": False},
+    {"frame_skip": 2, "ctrl_cost_weight": 1.0},
+]
+
+
+@CHEETAH.covers("env")
+@pytest.mark.parametrize("kwargs", V5_ARGUMENTS, ids=lambda kwargs: ",".join(kwargs))
+def test_halfcheetah_v5_arguments_mean_the_same_on_both(kwargs):
+    """HalfCheetah-v5's arguments, given to both ids, give the same env: the same start, then float32
+    against MuJoCo's float64 within the README example's bound (1e-2 after 20 steps; about 3e-4 seen),
+    the reward's parts as the weights say, and all of qpos observed when asked."""
+    ours, reference = gymnasium.make("envport/HalfCheetahJax-v0", **kwargs), gymnasium.make("envport/HalfCheetah-v0", **kwargs)
+    assert ours.observation_space.shape == reference.observation_space.shape
+    obs, _ = ours.reset(seed=5)
+    ref_obs, _ = reference.reset(seed=5)
+    assert np.array_equal(obs.astype(np.float32), ref_obs.astype(np.float32))
+    for action in np.random.default_rng(6).uniform(-1, 1, (20, 6)).astype(np.float32):
+        obs, reward, _, _, info = ours.step(action)
+        ref_obs, ref_reward, _, _, ref_info = reference.step(action)
+        assert np.abs(obs - ref_obs).max() < 1e-2
+        assert abs(reward - ref_reward) < 1e-2 * max(1.0, abs(ref_reward))
+        for key in ("x_position", "x_velocity", "reward_forward", "reward_ctrl"):
+            assert abs(info[key] - ref_info[key]) < 1e-2 * max(1.0, abs(ref_info[key])), key
+        weight = kwargs.get("ctrl_cost_weight", 0.1)
+        assert info["reward_ctrl"] == pytest.approx(-weight * float(np.sum(action.astype(np.float64) ** 2)), rel=1e-5)
+        if not kwargs.get("exclude_current_positions_from_observation", True):
+            assert obs[0] == pytest.approx(info["x_position"], abs=1e-6)
+    ours.close()
+    reference.close()
+
+
+@pytest.mark.parametrize("kwargs, message", [
+    ({"frame_skip": 0}, "frame_skip must be a positive int"), ({"frame_skip": 2.0}, "frame_skip"),
+    ({"ctrl_cost_weight": float("nan")}, "ctrl_cost_weight must be a finite number"),
+    ({"forward_reward_weight": "1"}, "forward_reward_weight"), ({"reset_noise_scale": -0.1}, "at least 0"),
+])
+def test_bad_v5_arguments_are_refused(kwargs, message):
+    from envs.halfcheetah.gym_envs import HalfCheetahJaxEnv
+
+    with pytest.raises(ValueError, match=message):
+        HalfCheetahJaxEnv(**kwargs)
+
+
 @CHEETAH.covers("env")
 @pytest.mark.parametrize("env_id", ["envport/HalfCheetah-v0", "envport/HalfCheetahJax-v0"])
 @pytest.mark.parametrize(
