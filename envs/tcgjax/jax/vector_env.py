@@ -27,6 +27,8 @@ from gymnasium import spaces
 from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
+from envs.tcgjax.describe import describe_observation
+from envs.tcgjax.gym_envs import RENDER_MODES
 from envs.tcgjax.jax.env import NO_ACTION
 from envs.tcgjax.jax.gym_env import check_arguments, episode_inputs, functional_env, illegal_action_message
 from envs.tcgjax.reference import actions as A
@@ -34,6 +36,7 @@ from envs.tcgjax.reference.config import RuleConfig
 from envs.tcgjax.reference.observation import MASK_SLICE, OBS_SIZE
 from shared.episode_seeds import EpisodeSeeds, SeedArgument
 from shared.jax_fork_guard import refuse_if_forked_from_jax
+from shared.render_mode import checked_render_mode, warn_no_render_mode
 from shared.vector_actions import check_discrete_actions
 
 
@@ -67,12 +70,13 @@ def _batched_functions(gather: bool, config: RuleConfig = RuleConfig()) -> tuple
 class TcgJaxVectorEnv(VectorEnv):
     """N games of the JAX engine, advanced together; see the module docstring."""
 
-    metadata = {"render_modes": [], "autoreset_mode": AutoresetMode.NEXT_STEP}
+    metadata = {"render_modes": RENDER_MODES, "render_fps": 4, "autoreset_mode": AutoresetMode.NEXT_STEP}
 
     def __init__(self, num_envs: int = 1, decks: Union[str, tuple[str, str]] = ("fire", "water"),
                  illegal_action: str = "raise", config: RuleConfig = RuleConfig(), max_decisions: int = 2000,
-                 gather: bool = True):
+                 gather: bool = True, render_mode: Optional[str] = None):
         refuse_if_forked_from_jax("TcgJaxVectorEnv")
+        self.render_mode = checked_render_mode(render_mode, RENDER_MODES)
         if int(num_envs) < 1:
             raise ValueError(f"num_envs must be at least 1, got {num_envs}")
         check_arguments(decks, illegal_action, config)
@@ -130,6 +134,16 @@ class TcgJaxVectorEnv(VectorEnv):
         self._needs_reset[:] = False
         self._started = True
         return self._obs.copy(), dict(self._info)
+
+    def render(self) -> Optional[tuple[str, ...]]:
+        """render_mode="ansi": each env's last observation as text (describe.py), a tuple as
+        Gymnasium's SyncVectorEnv gives its single envs' texts; None without render_mode."""
+        if self.render_mode is None:
+            warn_no_render_mode("ansi")
+            return None
+        if not self._started:
+            raise RuntimeError("call reset() before render()")
+        return tuple(describe_observation(obs, self.config.max_turns) for obs in self._obs)
 
     def step(self, actions: Any):
         if not self._started:

@@ -125,8 +125,9 @@ def vector_actions(streams: list[Stream], masks: np.ndarray) -> np.ndarray:
 @TCGJAX.covers("env", "engine", "observation")
 def test_native_vector_env_plays_the_reference_sync_vector_envs_episodes():
     """Env i of make_vec's native vector env is the reference env seeded 40 + i, through illegal
-    actions, cuts at 15 decisions and NEXT_STEP autoresets (whose seeds each env's generator draws)."""
-    kwargs = dict(decks="random", illegal_action="lose", max_decisions=15)
+    actions, cuts at 15 decisions and NEXT_STEP autoresets (whose seeds each env's generator draws);
+    render_mode="ansi" gives the texts SyncVectorEnv gives."""
+    kwargs = dict(decks="random", illegal_action="lose", max_decisions=15, render_mode="ansi")
     ours = gymnasium.make_vec("envport/TcgPocketJax-v0", num_envs=3, **kwargs)
     assert isinstance(ours, TcgJaxVectorEnv)
     reference = gymnasium.make_vec("envport/TcgPocketReference-v0", num_envs=3, vectorization_mode="sync", **kwargs)
@@ -137,6 +138,8 @@ def test_native_vector_env_plays_the_reference_sync_vector_envs_episodes():
         assert np.array_equal(expected[0], actual[0]), f"step {step}: observations"
         assert np.array_equal(expected[-1]["action_mask"], actual[-1]["action_mask"]), f"step {step}: masks"
         assert expected[-1]["action_mask"].dtype == actual[-1]["action_mask"].dtype == bool, f"step {step}: masks"
+        texts = reference.render()
+        assert isinstance(texts, tuple) and len(texts) == 3 and texts == ours.render(), f"step {step}: texts"
         actions = vector_actions(streams, expected[-1]["action_mask"])
         expected, actual = reference.step(actions), ours.step(actions)
         for k, name in enumerate(("reward", "terminated", "truncated"), start=1):
@@ -166,6 +169,12 @@ def test_native_vector_env_refuses_bad_actions_before_playing():
         env.reset(seed=[1, 2])
     with pytest.raises(RuntimeError, match="reset"):
         TcgJaxVectorEnv(num_envs=3).step(legal)
+    with pytest.raises(RuntimeError, match="reset"):
+        TcgJaxVectorEnv(num_envs=3, render_mode="ansi").render()
+    with pytest.raises(ValueError, match="render_mode must be None or one of"):
+        TcgJaxVectorEnv(num_envs=3, render_mode="rgb_array")
+    with pytest.warns(UserWarning, match='render_mode="ansi"'):
+        assert env.render() is None
 
 
 @TCGJAX.covers("env", "observation")
