@@ -1,4 +1,5 @@
-"""The Gymnasium ids: `import envs.<env>` registers each env's ids and no other's, every entry point
+"""The Gymnasium ids: `import envs.<env>` registers each env's ids and no other's without starting
+JAX, every entry point
 resolves, every spec survives `to_json`/`from_json`, and the root README's table of ids ("Gymnasium ids") lists exactly what is registered,
 with the right "native make_vec" and autoreset columns.
 
@@ -21,7 +22,10 @@ _REGISTERED = """
 import json, sys
 import gymnasium
 from gymnasium.envs.registration import EnvSpec, load_env_creator
+from jax._src import xla_bridge
 import envs.{env}
+# registering starts nothing: JAX's backends are not up, so a process forked now may still run JAX
+assert not xla_bridge.backends_are_initialized(), "import envs.{env} started JAX"
 ids = {{}}
 for env_id, spec in gymnasium.registry.items():
     if env_id.startswith("envport/"):
@@ -71,6 +75,27 @@ def test_the_readme_table_is_read():
 def test_importing_an_env_registers_its_ids_as_the_readme_lists_them(env):
     listed = {env_id: autoreset for env_id, (owner, autoreset) in readme_table().items() if owner == env}
     assert _registered_by(env) == listed
+
+
+_MADE_WITHOUT_JAX = """
+import gymnasium
+from jax._src import xla_bridge
+import envs.pong, envs.halfcheetah, envs.pokejax, envs.tcgjax
+for env_id in ("envport/PongJax-v0", "envport/HalfCheetahJax-v0", "envport/PokeJax-v0", "envport/PokeShowdown-v0",
+               "envport/TcgPocketJax-v0"):
+    env = gymnasium.make(env_id)
+    assert not xla_bridge.backends_are_initialized(), f"making {env_id} started JAX"
+    env.close()
+print("none started JAX")
+"""
+
+
+def test_making_an_env_that_runs_jax_starts_no_jax_before_its_first_reset():
+    """Gymnasium's AsyncVectorEnv makes one env in the parent to read its spaces and then forks its
+    workers: if that env had started JAX, no worker could run it (shared/jax_fork_guard.py refuses)."""
+    done = subprocess.run([sys.executable, "-c", _MADE_WITHOUT_JAX], cwd=ROOT, capture_output=True, text=True,
+                          timeout=300)
+    assert done.returncode == 0 and "none started JAX" in done.stdout, done.stderr[-3000:]
 
 
 def test_an_id_that_names_its_module_needs_no_import():

@@ -85,13 +85,35 @@ class _PokeEnvBase(gymnasium.Env):
         self.kind = kind
         self.illegal_action = illegal_action
         self.params = EnvParams(max_decisions=max_decisions, battle_format=battle_format)
-        self.jax_env, self._jit_reset, self._jit_step, self._jit_teams, self._jit_encode = _shared_env(kind)
         self.observation_space = spaces.Box(low=0.0, high=1.0, shape=(OBS_SIZE,), dtype=np.float32)
         self.action_space = spaces.Discrete(jb.NUM_ACTIONS)
         self._key: Optional[jax.Array] = None
         self._mask = np.zeros(jb.NUM_ACTIONS, dtype=bool)
         self._decisions = 0
         self._done = True
+
+    # The functional env and its jitted functions are looked up at first use, not in __init__: a
+    # constructor that starts no JAX lets Gymnasium's AsyncVectorEnv make its probe env in the parent
+    # and then fork workers that can still run JAX.
+    @property
+    def jax_env(self) -> PokeJaxEnv:
+        return _shared_env(self.kind)[0]
+
+    @property
+    def _jit_reset(self):
+        return _shared_env(self.kind)[1]
+
+    @property
+    def _jit_step(self):
+        return _shared_env(self.kind)[2]
+
+    @property
+    def _jit_teams(self):
+        return _shared_env(self.kind)[3]
+
+    @property
+    def _jit_encode(self):
+        return _shared_env(self.kind)[4]
 
     def _next_key(self) -> jax.Array:
         assert self._key is not None

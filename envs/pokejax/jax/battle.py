@@ -62,7 +62,8 @@ PAR, FNT, BRN, PSN, SLP, FRZ, TOX = 1, 2, 3, 4, 5, 6, 7  # tables.STATUSES
 # Showdown's "nomove": what a Pokemon thawed before its action uses when its side never selected a
 # move (a 102-power typeless special move with 100 * 81 / 256 % accuracy, Fissure's animation)
 NOMOVE_POWER, NOMOVE_ACCURACY_THRESHOLD = 102, 80
-SAMPLED_HIT_COUNTS = jnp.array([2, 2, 2, 3, 3, 3, 4, 5], dtype=jnp.int32)  # Showdown's sample for 2-5 hits
+# Showdown's sample for 2-5 hits; NumPy, so that importing the module does not start JAX (boosts.py)
+SAMPLED_HIT_COUNTS = np.array([2, 2, 2, 3, 3, 3, 4, 5], dtype=np.int32)
 OHKO_DAMAGE = 65535
 # move_coded_effect values
 (
@@ -811,7 +812,7 @@ def _move_action(
     hits = jnp.where(nomove, 1, tables.move_hits[move])
     sampled = hits == SAMPLED_HITS
     draws, sample = prng.take_below(draws, SAMPLED_HIT_COUNTS.shape[0], damaging_hit & sampled)
-    hits = jnp.where(sampled, SAMPLED_HIT_COUNTS[sample], hits)
+    hits = jnp.where(sampled, jnp.asarray(SAMPLED_HIT_COUNTS)[sample], hits)
 
     # getDamage returns fixed damage (OHKO, damage: N or level, damage callbacks) before the crit roll
     fixed = jnp.where(nomove, 0, tables.move_fixed_damage[move])
@@ -945,7 +946,7 @@ def _move_action(
     draws, mimic_pick = prng.take_below(draws, jnp.maximum(jnp.sum(foe_has), 1), mimics)
     mimicked_move = foe_moves[jnp.argmax(foe_has & (jnp.cumsum(foe_has) - 1 == mimic_pick))]
     starts_trap = draws_trap_lock & (target_hp > 0)
-    trap_turns = jnp.where(starts_trap, SAMPLED_HIT_COUNTS[trap_pick], state.trap_turns[side])
+    trap_turns = jnp.where(starts_trap, jnp.asarray(SAMPLED_HIT_COUNTS)[trap_pick], state.trap_turns[side])
     trap_total = jnp.where(starts_trap, trap_turns, state.trap_total[side])
     trap_damage = jnp.where(starts_trap, last_damage, state.trap_damage[side])
     # the target's partiallytrapped (duration 2, or restarted): the move's own volatileStatus when

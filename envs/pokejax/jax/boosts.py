@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 
 from envs.pokejax.jax.tables import BOOST_KEYS
 
@@ -23,10 +24,12 @@ ATTACK, DEFENSE, SPECIAL, SPEED, ACCURACY, EVASION = range(6)
 NUM_BOOSTS = len(BOOST_KEYS)
 MAX_STAGE = 6
 STAT_CAP = 999
+# Tables as NumPy arrays, made JAX arrays where used: a jnp.array here would start JAX's backends
+# when envs.pokejax is imported, and a process forked after that cannot run JAX.
 # the multiplier of a lowered stat, in hundredths, by -stage (modifyStat's [100, 66, 50, ...] / 100)
-_LOWERED_PERCENT = jnp.array([100, 66, 50, 40, 33, 28, 25], dtype=jnp.int32)
+_LOWERED_PERCENT = np.array([100, 66, 50, 40, 33, 28, 25], dtype=np.int32)
 # tryMoveHit's accuracy table, in hundredths, by stage + 6
-_ACCURACY_PERCENT = jnp.array([25, 28, 33, 40, 50, 66, 100, 150, 200, 250, 300, 350, 400], dtype=jnp.int32)
+_ACCURACY_PERCENT = np.array([25, 28, 33, 40, 50, 66, 100, 150, 200, 250, 300, 350, 400], dtype=np.int32)
 
 
 def staged_stat(stored: jax.Array, stage: jax.Array) -> jax.Array:
@@ -34,7 +37,7 @@ def staged_stat(stored: jax.Array, stage: jax.Array) -> jax.Array:
     when lowered, floored, at least 1. (The floats Showdown multiplies by are all at or above their
     decimal values, so integer arithmetic floors to the same numbers.)"""
     raised = stored * (2 + jnp.maximum(stage, 0)) // 2
-    lowered = stored * _LOWERED_PERCENT[jnp.clip(-stage, 0, MAX_STAGE)] // 100
+    lowered = stored * jnp.asarray(_LOWERED_PERCENT)[jnp.clip(-stage, 0, MAX_STAGE)] // 100
     return jnp.maximum(jnp.where(stage >= 0, raised, lowered), 1)
 
 
@@ -81,6 +84,6 @@ def apply_boosts(
 
 def accuracy_threshold(base_threshold: jax.Array, accuracy_stage: jax.Array, evasion_stage: jax.Array) -> jax.Array:
     """The user's accuracy stage, then the target's evasion stage (negated), each floored; 1-255."""
-    threshold = base_threshold * _ACCURACY_PERCENT[accuracy_stage + MAX_STAGE] // 100
-    threshold = threshold * _ACCURACY_PERCENT[MAX_STAGE - evasion_stage] // 100
+    threshold = base_threshold * jnp.asarray(_ACCURACY_PERCENT)[accuracy_stage + MAX_STAGE] // 100
+    threshold = threshold * jnp.asarray(_ACCURACY_PERCENT)[MAX_STAGE - evasion_stage] // 100
     return jnp.clip(threshold, 1, 255)

@@ -4,6 +4,10 @@ random-battle format: l2_functional_env.py)."""
 
 from __future__ import annotations
 
+import subprocess
+import sys
+from pathlib import Path
+
 import gymnasium
 import numpy as np
 import pytest
@@ -105,6 +109,38 @@ def _play_until_something_is_illegal(env, seed: int) -> int:
         _, _, terminated, truncated, info = env.step(int(np.flatnonzero(info["action_mask"])[-1]))
         assert not (terminated or truncated)
     return int(np.flatnonzero(~info["action_mask"])[0])
+
+
+_ASYNC_THEN_SYNC = """
+import numpy as np, gymnasium
+import envs.pokejax
+
+def play(mode):
+    vector = gymnasium.make_vec("envport/PokeShowdown-v0", num_envs=2, vectorization_mode=mode)
+    observations, info = vector.reset(seed=[3, 4])
+    seen = [observations]
+    for _ in range(12):
+        actions = np.array([np.flatnonzero(mask)[0] if mask.any() else 0 for mask in info["action_mask"]])
+        observations, _, _, _, info = vector.step(actions)
+        seen.append(observations)
+    vector.close()
+    return np.asarray(seen)
+
+if __name__ == "__main__":
+    forked = play("async")  # this process has run no JAX yet: Gymnasium forks its workers
+    assert np.array_equal(forked, play("sync")), "async and sync differ"
+    print("same battles")
+"""
+
+
+def test_showdown_envs_in_gymnasiums_async_vector_env():
+    """Showdown is the slow backend, so AsyncVectorEnv is how a researcher uses both cores on it. It
+    forks its workers after making a probe env in the parent: the envs start no JAX until their first
+    reset (nor does importing envs.pokejax), so the workers can run JAX and play the sync battles.
+    (Before, the probe started JAX and every worker refused, by shared/jax_fork_guard.)"""
+    done = subprocess.run([sys.executable, "-c", _ASYNC_THEN_SYNC], cwd=Path(__file__).resolve().parents[3],
+                          capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0 and "same battles" in done.stdout, done.stderr[-3000:]
 
 
 def test_a_closed_showdown_env_says_so():

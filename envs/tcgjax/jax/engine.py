@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 
 from envs.tcgjax.jax import tables as T
 from envs.tcgjax.jax.rng import Stream
@@ -327,7 +328,10 @@ def _valid_targets(tables, state, p, target_kind, target_type, first_op, ops_p1)
     return _get(options, (target_kind,))
 
 
-_NEEDS_TARGET = jnp.array([T.TARGETS.index(k) for k in ("own_typed", "own_named", "own_damaged", "opp_bench_basic")])
+# Constant tables of this module are NumPy arrays, made JAX arrays where used: a jnp.array at import
+# would start JAX's backends when the env is made, and a process forked after that cannot run JAX.
+_NEEDS_TARGET = np.array([T.TARGETS.index(k) for k in ("own_typed", "own_named", "own_damaged", "opp_bench_basic")],
+                         dtype=np.int32)
 
 
 def _program_ok(tables, state, p, ops, target_kind, target_type, target):
@@ -336,7 +340,7 @@ def _program_ok(tables, state, p, ops, target_kind, target_type, target):
     o = 1 - p
     valid = _valid_targets(tables, state, p, target_kind, target_type, ops[0, 0], ops[0, 2])
     any_valid = jnp.any(valid)
-    needs = jnp.any(target_kind == _NEEDS_TARGET)
+    needs = jnp.any(target_kind == jnp.asarray(_NEEDS_TARGET))
     ok = jnp.where(target_kind == 0, target == 0,
                    jnp.where(any_valid, _get(valid, (target,)), jnp.logical_and(~needs, target == 0)))
     active_top = _top(state, p, 0)
@@ -746,15 +750,15 @@ def _run_program(tables, state, prog):
 
     def effects(i, carry):
         state, ctx = carry
-        skip = nothing | (prevented & _ON_DEFENDER[ops[i, 0]]) | (attack & _IS_DAMAGE_STAGE[ops[i, 0]])
+        skip = nothing | (prevented & jnp.asarray(_ON_DEFENDER)[ops[i, 0]]) | (attack & jnp.asarray(_IS_DAMAGE_STAGE)[ops[i, 0]])
         return _effect(tables, state, ctx, jnp.where(skip, jnp.zeros(4, i32), ops[i]))
 
     state, ctx = jax.lax.fori_loop(0, T.MAX_OPS, effects, (state, ctx))
     return state.replace(damage=_add(state.damage, (p, 0,), jnp.where(attack & ~nothing, ctx["recoil"], 0)))
 
 
-_IS_DAMAGE_STAGE = jnp.array([name in T.DAMAGE_STAGE for name in T.OP_KINDS])
-_ON_DEFENDER = jnp.array([name in ("status", "discard_opp_energy", "defender_cant_attack", "defender_cant_retreat",
+_IS_DAMAGE_STAGE = np.array([name in T.DAMAGE_STAGE for name in T.OP_KINDS])
+_ON_DEFENDER = np.array([name in ("status", "discard_opp_energy", "defender_cant_attack", "defender_cant_retreat",
                                    "defender_minus", "bounce", "force_switch") for name in T.OP_KINDS])
 
 
@@ -960,7 +964,7 @@ def _search(tables, state, p, matches, where):
 # ops whose handler flips one coin first: the coin flag's parameter (0: p0, 1: p1), or 2 = always
 _GATE = {"heal_self": 1, "status": 1, "discard_opp_energy": 0, "defender_cant_attack": 0, "gust": 0, "bounce": 0,
          "discard_opp_hand": 0, "prevent_next_turn": 2}
-_GATE_PARAM = jnp.array([_GATE.get(name, -1) for name in T.OP_KINDS])
+_GATE_PARAM = np.array([_GATE.get(name, -1) for name in T.OP_KINDS], dtype=np.int32)
 
 
 def _effect(tables, state, ctx, op):
@@ -980,7 +984,7 @@ def _effect(tables, state, ctx, op):
     ON = {name: kind == T.OP[name] for name in T.OP}
     bench_mask = jnp.array([False, True, True, True])
 
-    gate = _GATE_PARAM[kind]
+    gate = jnp.asarray(_GATE_PARAM)[kind]
     gated = (gate == 2) | ((gate == 0) & (p0 == 1)) | ((gate == 1) & (p1 == 1))
     head, state = _coin(state, gated)
     go = ~gated | head

@@ -88,12 +88,22 @@ class TcgJaxGymEnv(gymnasium.Env):
         self.decks, self.illegal_action, self.config, self.max_decisions = decks, illegal_action, config, max_decisions
         self.observation_space = spaces.Box(0.0, 1.0, shape=(OBS_SIZE,), dtype=np.float32)
         self.action_space = spaces.Discrete(A.NUM_ACTIONS)
-        self._new_episode, self._play = _single_functions(config)
         self._state = None
         self._mask = np.zeros(A.NUM_ACTIONS, bool)
         self._decisions = 0
         self._done = True
         self._last_obs: Optional[np.ndarray] = None
+
+    # The jitted functions are looked up at first use, not in __init__: a constructor that starts no
+    # JAX lets Gymnasium's AsyncVectorEnv make its probe env in the parent and then fork workers that
+    # can still run JAX.
+    @property
+    def _new_episode(self):
+        return _single_functions(self.config)[0]
+
+    @property
+    def _play(self):
+        return _single_functions(self.config)[1]
 
     def reset(self, *, seed: Optional[int] = None, options: Optional[dict] = None):
         super().reset(seed=seed)
