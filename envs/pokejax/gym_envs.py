@@ -23,7 +23,7 @@ gives Gymnasium's synchronous vector env of either backend.
 from __future__ import annotations
 
 import functools
-from typing import Any, Optional
+from typing import Any, NamedTuple, Optional
 
 import gymnasium
 import jax
@@ -43,13 +43,21 @@ from .showdown_io import choice_string, showdown_legal, showdown_sets
 ILLEGAL_ACTION_MODES = ("raise", "lose")
 
 
+class _Engine(NamedTuple):
+    env: PokeJaxEnv
+    reset: Any
+    step: Any
+    teams: Any
+    encode: Any
+
+
 @functools.cache
-def _shared_env(kind: str) -> tuple[PokeJaxEnv, Any, Any, Any, Any]:
+def _shared_env(kind: str) -> _Engine:
     """One functional env and its jitted reset, step, teams and observation encoder per PRNG kind,
     shared by every Gymnasium env of the process: a jit compiles once per function object, and the
     battle step takes most of a minute to compile on a CPU."""
     env = PokeJaxEnv(kind)
-    return env, jax.jit(env.reset), jax.jit(env.step), jax.jit(env.teams), jax.jit(encode_observation)
+    return _Engine(env, jax.jit(env.reset), jax.jit(env.step), jax.jit(env.teams), jax.jit(encode_observation))
 
 
 @jax.jit
@@ -92,28 +100,16 @@ class _PokeEnvBase(gymnasium.Env):
         self._decisions = 0
         self._done = True
 
-    # The functional env and its jitted functions are looked up at first use, not in __init__: a
-    # constructor that starts no JAX lets Gymnasium's AsyncVectorEnv make its probe env in the parent
-    # and then fork workers that can still run JAX.
+    @property
+    def _engine(self) -> _Engine:
+        """The functional env and its jitted functions, looked up at first use, not in __init__: a
+        constructor that starts no JAX lets Gymnasium's AsyncVectorEnv make its probe env in the
+        parent and then fork workers that can still run JAX."""
+        return _shared_env(self.kind)
+
     @property
     def jax_env(self) -> PokeJaxEnv:
-        return _shared_env(self.kind)[0]
-
-    @property
-    def _jit_reset(self):
-        return _shared_env(self.kind)[1]
-
-    @property
-    def _jit_step(self):
-        return _shared_env(self.kind)[2]
-
-    @property
-    def _jit_teams(self):
-        return _shared_env(self.kind)[3]
-
-    @property
-    def _jit_encode(self):
-        return _shared_env(self.kind)[4]
+        return self._engine.env
 
     def _next_key(self) -> jax.Array:
         assert self._key is not None
@@ -164,7 +160,7 @@ class PokeJaxGymEnv(_PokeEnvBase):
 
     def reset(self, *, seed: Optional[int] = None, options: Optional[dict] = None):
         super().reset(seed=seed)
-        obs, self._state = self._jit_reset(self._start(seed), self.params)
+        obs, self._state = self._engine.reset(self._start(seed), self.params)
         self._mask = np.asarray(self.jax_env.legal_mask(self._state))
         self._last_obs = np.asarray(obs)
         return self._last_obs.copy(), {"action_mask": self._mask.copy()}
@@ -173,7 +169,7 @@ class PokeJaxGymEnv(_PokeEnvBase):
         value, legal = self._check(action)
         if not legal:
             return self._lose_for_illegal()
-        _, self._state, _, _, info = self._jit_step(self._next_key(), self._state, jnp.int32(value), self.params)
+        _, self._state, _, _, info = self._engine.step(self._next_key(), self._state, jnp.int32(value), self.params)
         reward, terminated, truncated = self._finish(bool(info["won"]), bool(info["lost"]), bool(info["drawn"]))
         self._last_obs = np.asarray(info["final_observation"])
         self._mask = np.asarray(info["final_action_mask"])
@@ -222,7 +218,7 @@ class PokeShowdownGymEnv(_PokeEnvBase):
             moves[i], pp[i] = t.move_index(move["id"]), move["pp"]
         self._snap = snap
         self._mask = showdown_legal(snap["requests"][0])
-        obs = self._jit_encode(
+        obs = self._engine.encode(
             self.jax_env.tables,
             hp,
             max_hp,
@@ -248,7 +244,7 @@ class PokeShowdownGymEnv(_PokeEnvBase):
         self._refuse_if_closed()
         super().reset(seed=seed)
         self._end_battle()
-        seed_words, species, level, moves, ivs, evs = jax.device_get(self._jit_teams(self._start(seed), self.params))
+        seed_words, species, level, moves, ivs, evs = jax.device_get(self._engine.teams(self._start(seed), self.params))
         self._count += 1
         self._battle = f"gym-{self._count}"
         snap = self._showdown.start(

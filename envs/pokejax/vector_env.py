@@ -39,7 +39,7 @@ from .jax.env import CUSTOM_GAME, OBS_SIZE, EnvParams
 def _batched_functions(kind: str) -> tuple[Any, Any]:
     """The jitted batched reset and step for a PRNG kind, shared by every vector env of the process
     (a jit compiles once per function object; the battle step takes a minute or more on a CPU)."""
-    env = _shared_env(kind)[0]  # the single envs' functional env: its tables are built once
+    env = _shared_env(kind).env  # the single envs' functional env: its tables are built once
 
     def reset_one(key: jax.Array, params: EnvParams):
         # the single env's first _next_key() after PRNGKey(seed)

@@ -92,7 +92,7 @@ def _functional_episodes(seeds) -> list:
 def _batched():
     """The functional env's reset, step and legal mask vmapped over BATCH gen1randombattles, jitted
     once for the process: (env, params, reset, step, legal_masks)."""
-    env = _shared_env(prng.SODIUM)[0]
+    env = _shared_env(prng.SODIUM).env
     return (
         env,
         EnvParams(battle_format=RANDOM_BATTLE),
