@@ -20,15 +20,19 @@ class EpisodeSeeds:
         self._generators: list[Optional[np.random.Generator]] = [None] * num_envs
 
     def per_env(self, seed: SeedArgument) -> list[Optional[int]]:
-        """reset's `seed` as one seed (or None) per env."""
+        """reset's `seed` as one seed (or None) per env, each checked as a single env's reset checks it
+        (Gymnasium refuses a float or negative seed; int() would quietly turn 1.5 into 1)."""
         if seed is None:
             return [None] * self.num_envs
-        if isinstance(seed, (int, np.integer)):
-            return [int(seed) + i for i in range(self.num_envs)]
+        if _is_int(seed):
+            return [_checked_seed(seed, "seed") + i for i in range(self.num_envs)]
+        if isinstance(seed, (str, bytes)) or not hasattr(seed, "__len__"):
+            raise ValueError(f"seed must be an int, a list of {self.num_envs} ints or Nones (one per env), or None; "
+                             f"got {seed!r} of type {type(seed).__name__}")
         seeds = list(seed)
         if len(seeds) != self.num_envs:
             raise ValueError(f"expected {self.num_envs} seeds (one per env), got {len(seeds)}")
-        return seeds
+        return [None if entry is None else _checked_seed(entry, f"seed[{index}]") for index, entry in enumerate(seeds)]
 
     def episode_seed(self, index: int, seed: Optional[int]) -> int:
         """The seed of env `index`'s next episode, drawn as the single env draws it."""
@@ -38,3 +42,15 @@ class EpisodeSeeds:
         if self._generators[index] is None:
             self._generators[index], _ = gymnasium.utils.seeding.np_random(None)
         return int(self._generators[index].integers(2**31))
+
+
+def _is_int(value) -> bool:
+    return isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_))
+
+
+def _checked_seed(value, name: str) -> int:
+    if not _is_int(value):
+        raise ValueError(f"{name} must be an int or None, got {value!r} of type {type(value).__name__}")
+    if value < 0:
+        raise ValueError(f"{name} must be non-negative (as Gymnasium's seeding requires), got {value}")
+    return int(value)

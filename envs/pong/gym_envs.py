@@ -4,8 +4,8 @@ envport/PongJax-v0 (the JAX translation).
 Seeding: reset(seed=s) on a single env runs C's srand(s) then c_reset; reset() without a seed
 draws the next C seed from the env's np_random, so a seeded env replays the same trajectory.
 Vector envs seed env i with i + s * num_envs, as PufferLib's vec_reset does; reset(seed=[s_0, ...])
-seeds env i with s_i, as Gymnasium's SyncVectorEnv seeds its single envs; options["env_seeds"][i]
-overrides both (PPO's host loop uses it to start where make_train starts).
+seeds env i with s_i, as Gymnasium's SyncVectorEnv seeds its single envs (a None entry: env i draws
+its seed as a single env reset without one does); options["env_seeds"][i] overrides both (PPO's host loop uses it to start where make_train starts).
 
 render_mode="rgb_array" draws each frame from the game's internal state (render.py: PufferLib's
 window layout, the same pixels on both backends); a vector env's render() gives one frame per env.
@@ -32,6 +32,7 @@ from gymnasium import spaces
 from gymnasium.vector import AutoresetMode, VectorEnv
 
 from shared.discrete_action import check_discrete_action
+from shared.episode_seeds import EpisodeSeeds
 from shared.jax_fork_guard import refuse_if_forked_from_jax
 from shared.render_mode import checked_render_mode, warn_no_render_mode
 from shared.vector_actions import check_discrete_actions
@@ -171,6 +172,7 @@ class _PongVectorBase(VectorEnv):
         self.action_space = gymnasium.vector.utils.batch_space(self.single_action_space, self.num_envs)
         self._np_random_seed = None
         self._seeded = False
+        self._episode_seeds = EpisodeSeeds(self.num_envs)  # for list resets: each env's own generator
 
     def _vector_seed(self, seed: Optional[int]) -> int:
         if seed is None:
@@ -196,15 +198,17 @@ class _PongVectorBase(VectorEnv):
         return ((np.arange(self.num_envs, dtype=np.int64) + base * self.num_envs) % 2**32).astype(np.uint32)
 
     def _per_env_seeds(self, seeds) -> np.ndarray:
+        """Each env's C seed for a list reset, drawn as env i's single env draws it: seeds[i] itself, or
+        for a None entry the next seed from env i's own generator (seeded by its last listed seed)."""
         if len(seeds) != self.num_envs:
             raise ValueError(f"a list of seeds needs one per env: got {len(seeds)} for {self.num_envs} envs "
                              "(or pass one int: env i is then seeded with i + seed * num_envs, as in PufferLib)")
-        for seed in seeds:
-            if isinstance(seed, (bool, np.bool_)) or not isinstance(seed, (int, np.integer)):
-                raise ValueError(f"each seed must be an int, got {seed!r} of type {type(seed).__name__}")
-            if not 0 <= seed < _C_SEED_LIMIT:
-                raise ValueError(f"each seed must be a non-negative C int, in [0, 2**31), got {seed}")
-        return np.asarray([int(seed) for seed in seeds], dtype=np.uint32)
+        per_env = self._episode_seeds.per_env(seeds)  # ints >= 0 or None, as a single env takes them
+        too_big = [seed for seed in per_env if seed is not None and seed >= _C_SEED_LIMIT]
+        if too_big:
+            raise ValueError(f"each seed must be a non-negative C int, in [0, 2**31), got {too_big[0]}")
+        return np.asarray([self._episode_seeds.episode_seed(index, seed) for index, seed in enumerate(per_env)],
+                          dtype=np.uint32)
 
     def _check_actions(self, actions) -> np.ndarray:
         return check_discrete_actions(actions, self.num_envs, NUM_ACTIONS, ACTION_MEANING)

@@ -251,6 +251,15 @@ def test_native_vector_env_refuses_bad_actions(actions, message):
     envs.close()
 
 
+def test_native_vector_env_refuses_bad_seeds_as_single_envs_do():
+    envs = gymnasium.make_vec("envport/PokeJax-v0", num_envs=3)
+    for bad, message in (([0, 1.5, 2], r"seed\[1\] must be an int or None, got 1.5"), ([0, 1], "expected 3 seeds"),
+                         ([0, 1, -2], r"seed\[2\] must be non-negative"), (2.5, "seed must be an int, a list")):
+        with pytest.raises(ValueError, match=message):
+            envs.reset(seed=bad)
+    envs.close()
+
+
 @POKEJAX.covers("battle")
 def test_native_vector_env_refuses_an_illegal_action_before_stepping_anything():
     envs = gymnasium.make_vec("envport/PokeJax-v0", num_envs=3)

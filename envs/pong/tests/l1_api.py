@@ -106,7 +106,7 @@ def test_vector_env_checks_action_shape(env_id):
         vector.step(np.ones(3))
     with pytest.raises(ValueError, match=r"out of range \[0, 3\) in envs \[2\]: \[3\]; 0 stay, 1 up, 2 down"):
         vector.step(np.array([0, 1, 3]))
-    for bad, message in (([1, 2], "one per env: got 2 for 3 envs"), ([1, 2.0, 3], "must be an int, got 2.0"),
+    for bad, message in (([1, 2], "one per env: got 2 for 3 envs"), ([1, 2.0, 3], r"seed\[1\] must be an int or None, got 2.0"),
                          ([1, True, 3], "must be an int"), ([1, 2, 2**31], r"in \[0, 2\*\*31\)"),
                          ([1, -2, 3], "non-negative")):
         with pytest.raises(ValueError, match=message):
@@ -138,6 +138,18 @@ def test_vector_env_seeded_with_a_list_plays_as_single_envs(env_id):
     assert ends >= 1 and np.array_equal(np.asarray(vector_observations), np.asarray(single_observations))
     again = vector.reset(seed=seeds)[0]
     assert np.array_equal(again, vector_observations[0])  # and the same list seeds the same starts
+    # a None entry: env i draws its next seed from its own generator, as a single env reset without a
+    # seed does (seeded by its last seed above), so envs 0 and 2 start new games and env 1 replays seed 7
+    for env, seed in zip(singles, seeds, strict=True):
+        env.reset(seed=seed)
+    partly_listed = [None, 7, None]
+    vector_observations = [vector.reset(seed=partly_listed)[0]]
+    single_observations = [np.stack([env.reset(seed=seed)[0] for env, seed in zip(singles, partly_listed, strict=True)])]
+    for step in actions[:300]:
+        vector_observations.append(vector.step(step)[0])
+        single_observations.append(np.stack([env.step(int(a))[0] for env, a in zip(singles, step, strict=True)]))
+    assert np.array_equal(np.asarray(vector_observations), np.asarray(single_observations))
+    assert not np.array_equal(vector_observations[0][0], again[0])  # env 0 did not replay seed 11
     vector.close()
     for env in singles:
         env.close()

@@ -167,6 +167,8 @@ def test_native_vector_env_refuses_bad_actions_before_playing():
         TcgJaxVectorEnv(num_envs=0)
     with pytest.raises(ValueError, match="seeds"):
         env.reset(seed=[1, 2])
+    with pytest.raises(ValueError, match=r"seed\[1\] must be an int or None, got 2.5"):
+        env.reset(seed=[1, 2.5, 3])  # a single env refuses seed=2.5 too
     with pytest.raises(RuntimeError, match="reset"):
         TcgJaxVectorEnv(num_envs=3).step(legal)
     with pytest.raises(RuntimeError, match="reset"):
