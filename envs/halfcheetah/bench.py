@@ -31,6 +31,10 @@ skipped if it compiles for longer than --jit-limit. Compile time is its own colu
 figure. Each SPS is the best of three timing windows sharing --seconds (each window at least one
 call), the same rule for every backend. Ratios are from this run. This is a benchmark, not a test:
 nothing here asserts a speed.
+
+A second table (gym_api_bench.py; --gym-batches, '' for none) times the same env through Gymnasium's
+vector API, one Python step call per batch: our native make_vec, SyncVectorEnv of our single envs,
+and SyncVectorEnv of HalfCheetah-v5 on MuJoCo C.
 """
 
 from __future__ import annotations
@@ -407,11 +411,15 @@ def parse_args(argv):
                         help="XLA CPU settings each JAX backend is measured under (the faster is kept)")
     parser.add_argument("--no-two-processes", dest="two_processes", action="store_false",
                         help="leave out the row of ours in two processes")
+    parser.add_argument("--gym-batches", type=lambda s: [int(x) for x in s.split(",")] if s else [], default=None,
+                        help="batches of the Gymnasium-API table (default 1,16,256,1024; --quick 16,256; '' for none)")
     add_plot_from_option(parser)
     args = parser.parse_args(argv)
     args.xla_loops = XLA_SETTINGS if args.xla_loops == "both" else (args.xla_loops,)
     args.batches = args.batches or ([1, 64, 512] if args.quick else [1, 64, 512, 4096])
     args.seconds = args.seconds or (1.5 if args.quick else 6.0)
+    if args.gym_batches is None:
+        args.gym_batches = [16, 256] if args.quick else [1, 16, 256, 1024]
     return args
 
 
@@ -438,6 +446,24 @@ def measure(console, args) -> dict[int, dict[str, dict]]:
     return results
 
 
+def measure_and_print_gym_api(console, args) -> list[dict]:
+    """The second table (gym_api_bench.py): the Gymnasium vector API, one Python step per batch."""
+    from envs.halfcheetah.gym_api_bench import measure_gym_api, table_cells
+    from shared.benchmark import rich_table
+
+    with console.status("Gymnasium API") as status:
+        rows = measure_gym_api(args.gym_batches, args.seconds, lambda text: status.update(text))
+    console.print(rich_table(
+        f"HalfCheetah through Gymnasium's vector API: env steps/s, one Python step call per batch "
+        f"({args.seconds:g} s per row)",
+        ("batch", "ours, native make_vec", "its make + compile s", "ours, SyncVectorEnv of singles",
+         "MuJoCo C, SyncVectorEnv", "native/MuJoCo"), table_cells(rows)))
+    console.print("native make_vec: make_vec('envport/HalfCheetahJax-v0', num_envs=N), one vmapped step; "
+                  "SyncVectorEnv of singles: vectorization_mode='sync' (up to batch 16, each single env compiles "
+                  "its own step); MuJoCo C: make_vec('envport/HalfCheetah-v0', ...), Gymnasium's HalfCheetah-v5.")
+    return rows
+
+
 def plot_panels(results: dict) -> list:
     """The saved run as a scaling plot (shared/bench_plot.py): every backend's env steps/s against
     the batch (rows that failed or were skipped are left out)."""
@@ -447,7 +473,14 @@ def plot_panels(results: dict) -> list:
     labels = list(dict.fromkeys(row["label"] for row in measurements))
     series = [series_from(label, [(row["batch"], row["sps"]) for row in measurements if row["label"] == label])
               for label in labels]
-    return [Panel("random actions (frame_skip 5)", "env steps per second", [s for s in series if s])]
+    panels = [Panel("random actions (frame_skip 5)", "env steps per second", [s for s in series if s])]
+    gym_rows = results.get("gym_api", [])
+    gym_series = [series_from(label, [(row["batch"], row["sps"]) for row in gym_rows if row["label"] == label])
+                  for label in dict.fromkeys(row["label"] for row in gym_rows)]
+    if any(gym_series):
+        panels.append(Panel("Gymnasium vector API (a Python step per batch)", "env steps per second",
+                            [s for s in gym_series if s], x_label="num_envs of the vector env"))
+    return panels
 
 
 def save_plot(results: dict, path: Path) -> Path:
@@ -470,6 +503,7 @@ def main(argv=None) -> int:
     results = measure(console, args)
     summary = ratios(results)
     print_table(console, results, summary, args.seconds)
+    gym_api = measure_and_print_gym_api(console, args) if args.gym_batches else []
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
     measurements = [dict(row, backend=name, label=LABELS[name], batch=batch)
@@ -482,7 +516,7 @@ def main(argv=None) -> int:
                   "the faster of the XLA settings measured",
         "xla_settings": list(args.xla_loops),
         "machine": dict(machine(), load_average_start=load_at_start, load_average_end=os.getloadavg()),
-        "versions": versions(), "measurements": measurements, "ratios": summary,
+        "versions": versions(), "measurements": measurements, "ratios": summary, "gym_api": gym_api,
         "wall_s": time.perf_counter() - started}
     out.write_text(json.dumps(saved, indent=2))
     console.print(f"wrote {out.resolve()} and {plot_beside(saved, out, save_plot)}")

@@ -37,6 +37,45 @@ def _checked_action(action: Any, shape: tuple) -> np.ndarray:
     return action
 
 
+def checked_params(dtype: str, forward_reward_weight: float, ctrl_cost_weight: float, reset_noise_scale: float,
+                   frame_skip: int) -> jax_cheetah.EnvParams:
+    """HalfCheetah-v5's arguments as the JAX env's params, refused with a message when v5 would misbehave."""
+    for name, value in (("forward_reward_weight", forward_reward_weight), ("ctrl_cost_weight", ctrl_cost_weight),
+                        ("reset_noise_scale", reset_noise_scale)):
+        if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.number)) \
+                or not np.isfinite(value):
+            raise ValueError(f"{name} must be a finite number, got {value!r}")
+    if reset_noise_scale < 0:
+        raise ValueError(f"reset_noise_scale must be at least 0, got {reset_noise_scale}")
+    if isinstance(frame_skip, (bool, np.bool_)) or not isinstance(frame_skip, (int, np.integer)) or frame_skip < 1:
+        raise ValueError(f"frame_skip must be a positive int, got {frame_skip!r}")
+    params = jax_cheetah.EnvParams(
+        forward_reward_weight=float(forward_reward_weight), ctrl_cost_weight=float(ctrl_cost_weight),
+        reset_noise_scale=float(reset_noise_scale), frame_skip=int(frame_skip), dtype=dtype,
+        max_steps=2**30)  # the TimeLimit wrapper (or the vector env) truncates
+    jax_cheetah._dtype(params)  # fail now, not at the first step, if float64 lacks x64
+    return params
+
+
+def observation_space(exclude_x: bool) -> spaces.Box:
+    size = jax_cheetah.OBSERVATION_SIZE + (0 if exclude_x else 1)
+    return spaces.Box(-np.inf, np.inf, (size,), np.float64)
+
+
+def observe(state: jax_cheetah.EnvState, exclude_x: bool) -> jax.Array:
+    """v5's observation: qpos without the x position (the default), or all of it, then qvel."""
+    if exclude_x:
+        return jax_cheetah.observation(state)
+    return jax.numpy.concatenate([state.qpos, state.qvel])
+
+
+def reset_noise(np_random: np.random.Generator, scale: float) -> tuple[np.ndarray, np.ndarray]:
+    """An episode's start (qpos, qvel), drawn from the env's generator as HalfCheetah-v5 draws it."""
+    qpos = np_random.uniform(-scale, scale, 9)  # qpos0 = 0
+    qvel = scale * np_random.standard_normal(9)
+    return qpos, qvel
+
+
 class HalfCheetahReferenceEnv(HalfCheetahEnv):
     """Gymnasium's HalfCheetah-v5, unchanged but for refusing actions the JAX env refuses."""
 
@@ -54,46 +93,24 @@ class HalfCheetahJaxEnv(gymnasium.Env):
                  reset_noise_scale: float = RESET_NOISE_SCALE, exclude_current_positions_from_observation: bool = True,
                  frame_skip: int = 5):
         refuse_if_forked_from_jax("envport/HalfCheetahJax-v0")
-        for name, value in (("forward_reward_weight", forward_reward_weight), ("ctrl_cost_weight", ctrl_cost_weight),
-                            ("reset_noise_scale", reset_noise_scale)):
-            if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.number)) \
-                    or not np.isfinite(value):
-                raise ValueError(f"{name} must be a finite number, got {value!r}")
-        if reset_noise_scale < 0:
-            raise ValueError(f"reset_noise_scale must be at least 0, got {reset_noise_scale}")
-        if isinstance(frame_skip, (bool, np.bool_)) or not isinstance(frame_skip, (int, np.integer)) or frame_skip < 1:
-            raise ValueError(f"frame_skip must be a positive int, got {frame_skip!r}")
-        self.params = jax_cheetah.EnvParams(
-            forward_reward_weight=float(forward_reward_weight), ctrl_cost_weight=float(ctrl_cost_weight),
-            reset_noise_scale=float(reset_noise_scale), frame_skip=int(frame_skip), dtype=dtype,
-            max_steps=2**30)  # the TimeLimit wrapper truncates
-        jax_cheetah._dtype(self.params)  # fail now, not at the first step, if float64 lacks x64
+        self.params = checked_params(dtype, forward_reward_weight, ctrl_cost_weight, reset_noise_scale, frame_skip)
         self._exclude_x = bool(exclude_current_positions_from_observation)
-        size = jax_cheetah.OBSERVATION_SIZE + (0 if self._exclude_x else 1)
-        self.observation_space = spaces.Box(-np.inf, np.inf, (size,), np.float64)
+        self.observation_space = observation_space(self._exclude_x)
         self.action_space = spaces.Box(-1.0, 1.0, (jax_cheetah.ACTION_SIZE,), np.float32)
-        params, observe = self.params, self._observation
+        params, exclude_x = self.params, self._exclude_x
 
         def step(state, action):
             _, next_state, reward, _, info = jax_cheetah.step_no_reset(state, action, params)
-            return observe(next_state), next_state, reward, info
+            return observe(next_state, exclude_x), next_state, reward, info
 
         self._step = jax.jit(step)
         self._state = None
 
-    def _observation(self, state):
-        # v5's observation: qpos without the x position (the default), or all of it, then qvel
-        if self._exclude_x:
-            return jax_cheetah.observation(state)
-        return jax.numpy.concatenate([state.qpos, state.qvel])
-
     def reset(self, *, seed: Optional[int] = None, options: Optional[dict] = None):
         super().reset(seed=seed)
-        noise = self.params.reset_noise_scale
-        qpos = self.np_random.uniform(-noise, noise, 9)  # qpos0 = 0
-        qvel = noise * self.np_random.standard_normal(9)
+        qpos, qvel = reset_noise(self.np_random, self.params.reset_noise_scale)
         self._state = jax_cheetah.state_from_qpos_qvel(qpos, qvel, self.params)
-        return np.asarray(self._observation(self._state), np.float64), {}
+        return np.asarray(observe(self._state, self._exclude_x), np.float64), {}
 
     def step(self, action: Any):
         if self._state is None:
@@ -109,6 +126,8 @@ def register() -> None:
         ("envport/HalfCheetah-v0", "envs.halfcheetah.gym_envs:HalfCheetahReferenceEnv"),
         ("envport/HalfCheetahJax-v0", "envs.halfcheetah.gym_envs:HalfCheetahJaxEnv"),
     )
+    vector_entries = {"envport/HalfCheetahJax-v0": "envs.halfcheetah.vector_env:HalfCheetahJaxVectorEnv"}
     for env_id, entry in entries:
         if env_id not in gymnasium.registry:
-            gymnasium.register(id=env_id, entry_point=entry, max_episode_steps=1000)
+            gymnasium.register(id=env_id, entry_point=entry, vector_entry_point=vector_entries.get(env_id),
+                               max_episode_steps=1000)

@@ -1,0 +1,119 @@
+"""envport/HalfCheetahJax-v0's native vector env: `gymnasium.make_vec("envport/HalfCheetahJax-v0", num_envs=N)`.
+
+All N cheetahs step in one jitted, vmapped call of the functional env (jax/env.py) instead of N calls
+through Gymnasium's SyncVectorEnv (`vectorization_mode="sync"`, still available). The episodes are the
+ones SyncVectorEnv's single envs play: env i is reset with seed + i (or the i-th of a list of seeds,
+or from its own generator when reset without one) and draws its start from its own generator as
+HalfCheetah-v5 draws it; every episode is truncated after `max_episode_steps` (the registered 1000
+unless given), and the step after that resets every env (Gymnasium's NEXT_STEP autoreset: the
+actions are ignored, the rewards are 0 and the info is empty, as SyncVectorEnv gives them). A test
+plays both side by side.
+
+Bad input is an error before anything moves: actions must be finite, of shape (N, 6); values outside
+[-1, 1] are clipped to the actuators' range, as by the single envs.
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import Any, Optional
+
+import gymnasium
+import jax
+import numpy as np
+from gymnasium import spaces
+from gymnasium.vector import AutoresetMode, VectorEnv
+from gymnasium.vector.utils import batch_space
+
+from shared.episode_seeds import EpisodeSeeds, SeedArgument
+from shared.jax_fork_guard import refuse_if_forked_from_jax
+
+from .gym_envs import _checked_action, checked_params, observation_space, observe, reset_noise
+from .jax import env as jax_cheetah
+from .reference.mujoco_ref import RESET_NOISE_SCALE
+
+# the single env's info, in SyncVectorEnv's order
+_INFO_KEYS = ("x_position", "x_velocity", "reward_forward", "reward_ctrl")
+
+
+@functools.cache
+def _batched_functions(params: jax_cheetah.EnvParams, exclude_x: bool) -> tuple[Any, Any]:
+    """The jitted batched start and step for one set of params, shared by every vector env of the
+    process that has them (a jit compiles once per function object)."""
+
+    def start(qpos: jax.Array, qvel: jax.Array):
+        state = jax_cheetah.state_from_qpos_qvel(qpos, qvel, params)
+        return observe(state, exclude_x), state
+
+    def step(state: jax_cheetah.EnvState, action: jax.Array):
+        _, next_state, reward, _, info = jax_cheetah.step_no_reset(state, action, params)
+        return observe(next_state, exclude_x), next_state, reward, tuple(info[key] for key in _INFO_KEYS)
+
+    return jax.jit(jax.vmap(start)), jax.jit(jax.vmap(step))
+
+
+class HalfCheetahJaxVectorEnv(VectorEnv):
+    metadata = {"render_modes": [], "autoreset_mode": AutoresetMode.NEXT_STEP}
+
+    def __init__(self, num_envs: int = 1, dtype: str = "float32", forward_reward_weight: float = 1.0,
+                 ctrl_cost_weight: float = 0.1, reset_noise_scale: float = RESET_NOISE_SCALE,
+                 exclude_current_positions_from_observation: bool = True, frame_skip: int = 5,
+                 max_episode_steps: Optional[int] = 1000):
+        refuse_if_forked_from_jax("HalfCheetahJaxVectorEnv")
+        if isinstance(num_envs, (bool, np.bool_)) or not isinstance(num_envs, (int, np.integer)) or num_envs < 1:
+            raise ValueError(f"num_envs must be a positive int, got {num_envs!r}")
+        if max_episode_steps is not None and (isinstance(max_episode_steps, (bool, np.bool_))
+                                              or not isinstance(max_episode_steps, (int, np.integer))
+                                              or max_episode_steps < 1):
+            raise ValueError(f"max_episode_steps must be a positive int or None, got {max_episode_steps!r}")
+        self.num_envs = int(num_envs)
+        self.max_episode_steps = None if max_episode_steps is None else int(max_episode_steps)
+        self.params = checked_params(dtype, forward_reward_weight, ctrl_cost_weight, reset_noise_scale, frame_skip)
+        exclude_x = bool(exclude_current_positions_from_observation)
+        self.single_observation_space = observation_space(exclude_x)
+        self.single_action_space = spaces.Box(-1.0, 1.0, (jax_cheetah.ACTION_SIZE,), np.float32)
+        self.observation_space = batch_space(self.single_observation_space, self.num_envs)
+        self.action_space = batch_space(self.single_action_space, self.num_envs)
+        self.render_mode = None
+        self._start, self._step = _batched_functions(self.params, exclude_x)
+        self._seeds = EpisodeSeeds(self.num_envs)  # only to check seeds as a single env checks them
+        # each env's generator, as each single env's np_random: reset noise is drawn from it
+        self._generators: list[Optional[np.random.Generator]] = [None] * self.num_envs
+        self._states: Optional[jax_cheetah.EnvState] = None
+        self._elapsed = 0  # steps in the current episodes: every env's episode starts together
+        self._needs_autoreset = False
+
+    def _new_episodes(self, seeds: list[Optional[int]]) -> np.ndarray:
+        starts = []
+        for index, seed in enumerate(seeds):
+            if seed is not None or self._generators[index] is None:
+                self._generators[index], _ = gymnasium.utils.seeding.np_random(seed)
+            starts.append(reset_noise(self._generators[index], self.params.reset_noise_scale))
+        qpos, qvel = (np.stack(parts) for parts in zip(*starts, strict=True))
+        observations, self._states = self._start(qpos, qvel)
+        self._elapsed, self._needs_autoreset = 0, False
+        return np.asarray(observations, np.float64)
+
+    def reset(self, *, seed: SeedArgument = None, options: Optional[dict] = None):
+        seeds = self._seeds.per_env(seed)
+        super().reset(seed=seed if isinstance(seed, (int, np.integer)) else None)
+        return self._new_episodes(seeds), {}
+
+    def step(self, actions: Any):
+        if self._states is None:
+            raise RuntimeError("call reset() before step()")
+        actions = _checked_action(actions, self.action_space.shape)
+        zeros = np.zeros(self.num_envs, bool)
+        if self._needs_autoreset:
+            observations = self._new_episodes([None] * self.num_envs)
+            return observations, np.zeros(self.num_envs), zeros, zeros.copy(), {}
+        observations, self._states, rewards, info = self._step(self._states, actions)
+        self._elapsed += 1
+        truncated = self.max_episode_steps is not None and self._elapsed >= self.max_episode_steps
+        self._needs_autoreset = truncated
+        infos = {}
+        for key, values in zip(_INFO_KEYS, info, strict=True):
+            infos[key] = np.asarray(values, np.float64)
+            infos[f"_{key}"] = np.ones(self.num_envs, bool)
+        return (np.asarray(observations, np.float64), np.asarray(rewards, np.float64), zeros,
+                np.full(self.num_envs, truncated), infos)
