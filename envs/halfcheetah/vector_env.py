@@ -5,9 +5,10 @@ through Gymnasium's SyncVectorEnv (`vectorization_mode="sync"`, still available)
 ones SyncVectorEnv's single envs play: env i is reset with seed + i (or the i-th of a list of seeds,
 or from its own generator when reset without one) and draws its start from its own generator as
 HalfCheetah-v5 draws it; every episode is truncated after `max_episode_steps` (the registered 1000
-unless given), and the step after that resets every env (Gymnasium's NEXT_STEP autoreset: the
-actions are ignored, the rewards are 0 and the info is empty, as SyncVectorEnv gives them). A test
-plays both side by side.
+unless given). Then, as SyncVectorEnv does it under the same `autoreset_mode`: NEXT_STEP (Gymnasium's
+default) resets every env on the next step (its actions ignored, rewards 0, info empty); SAME_STEP
+resets them in the truncating step itself, its observations the new episodes' first, the last ones
+in info["final_obs"] and their step info in info["final_info"]. A test plays both side by side.
 
 Bad input is an error before anything moves: actions must be finite, of shape (N, 6); values outside
 [-1, 1] are clipped to the actuators' range, as by the single envs.
@@ -16,7 +17,7 @@ Bad input is an error before anything moves: actions must be finite, of shape (N
 from __future__ import annotations
 
 import functools
-from typing import Any, Optional
+from typing import Any, Optional, Union
 
 import gymnasium
 import jax
@@ -58,7 +59,8 @@ class HalfCheetahJaxVectorEnv(VectorEnv):
     def __init__(self, num_envs: int = 1, dtype: str = "float32", forward_reward_weight: float = 1.0,
                  ctrl_cost_weight: float = 0.1, reset_noise_scale: float = RESET_NOISE_SCALE,
                  exclude_current_positions_from_observation: bool = True, frame_skip: int = 5,
-                 max_episode_steps: Optional[int] = 1000):
+                 max_episode_steps: Optional[int] = 1000,
+                 autoreset_mode: Union[AutoresetMode, str] = AutoresetMode.NEXT_STEP):
         refuse_if_forked_from_jax("HalfCheetahJaxVectorEnv")
         if isinstance(num_envs, (bool, np.bool_)) or not isinstance(num_envs, (int, np.integer)) or num_envs < 1:
             raise ValueError(f"num_envs must be a positive int, got {num_envs!r}")
@@ -66,6 +68,10 @@ class HalfCheetahJaxVectorEnv(VectorEnv):
                                               or not isinstance(max_episode_steps, (int, np.integer))
                                               or max_episode_steps < 1):
             raise ValueError(f"max_episode_steps must be a positive int or None, got {max_episode_steps!r}")
+        self.autoreset_mode = AutoresetMode(autoreset_mode)
+        if self.autoreset_mode == AutoresetMode.DISABLED:
+            raise ValueError("autoreset_mode DISABLED is not supported: use NEXT_STEP or SAME_STEP")
+        self.metadata = {**self.metadata, "autoreset_mode": self.autoreset_mode}
         self.num_envs = int(num_envs)
         self.max_episode_steps = None if max_episode_steps is None else int(max_episode_steps)
         self.params = checked_params(dtype, forward_reward_weight, ctrl_cost_weight, reset_noise_scale, frame_skip)
@@ -108,12 +114,18 @@ class HalfCheetahJaxVectorEnv(VectorEnv):
             observations = self._new_episodes([None] * self.num_envs)
             return observations, np.zeros(self.num_envs), zeros, zeros.copy(), {}
         observations, self._states, rewards, info = self._step(self._states, actions)
+        observations = np.asarray(observations, np.float64)
+        step_info = {key: np.asarray(values, np.float64) for key, values in zip(_INFO_KEYS, info, strict=True)}
         self._elapsed += 1
         truncated = self.max_episode_steps is not None and self._elapsed >= self.max_episode_steps
-        self._needs_autoreset = truncated
-        infos = {}
-        for key, values in zip(_INFO_KEYS, info, strict=True):
-            infos[key] = np.asarray(values, np.float64)
-            infos[f"_{key}"] = np.ones(self.num_envs, bool)
-        return (np.asarray(observations, np.float64), np.asarray(rewards, np.float64), zeros,
-                np.full(self.num_envs, truncated), infos)
+        if truncated and self.autoreset_mode == AutoresetMode.SAME_STEP:
+            infos: dict[str, Any] = {}
+            for index in range(self.num_envs):  # every env's episode ends in this step
+                final_info = {key: float(values[index]) for key, values in step_info.items()}
+                infos = self._add_info(infos, {"final_obs": observations[index], "final_info": final_info}, index)
+            observations = self._new_episodes([None] * self.num_envs)  # their reset info is empty
+        else:
+            self._needs_autoreset = truncated
+            infos = dict(step_info)
+            infos.update({f"_{key}": np.ones(self.num_envs, bool) for key in step_info})
+        return observations, np.asarray(rewards, np.float64), zeros, np.full(self.num_envs, truncated), infos

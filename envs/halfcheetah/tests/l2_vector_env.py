@@ -7,6 +7,7 @@ from pathlib import Path
 import gymnasium
 import numpy as np
 import pytest
+from gymnasium.vector import AutoresetMode
 
 import envs.halfcheetah  # noqa: F401 - registers the ids
 from shared.verification.components import Components
@@ -23,20 +24,40 @@ def _close(native, single) -> bool:
     return bool(np.all(np.abs(native - single) <= RELATIVE_BOUND * np.maximum(1.0, np.abs(single))))
 
 
+def _assert_infos_match(native: dict, sync: dict, where: str) -> None:
+    """The same keys at every depth, masks (`_key`) equal, values within the bound, dtypes equal."""
+    assert sorted(native) == sorted(sync), where
+    for key, values in native.items():
+        if isinstance(values, dict):
+            _assert_infos_match(values, sync[key], f"{where}/{key}")
+        elif values.dtype == object:  # final_obs: one observation per env that finished, else None
+            for mine, theirs in zip(values, sync[key], strict=True):
+                assert (mine is None) == (theirs is None) and (mine is None or _close(mine, theirs)), where
+        else:
+            assert values.dtype == sync[key].dtype, f"{where}/{key}"
+            equal = np.array_equal(values, sync[key]) if key.startswith("_") else _close(values, sync[key])
+            assert equal, f"{where}/{key}"
+
+
 @CHEETAH.covers("env")
+@pytest.mark.parametrize("autoreset_mode", [AutoresetMode.NEXT_STEP, AutoresetMode.SAME_STEP], ids=lambda m: m.name)
 @pytest.mark.parametrize("kwargs", [{}, {"exclude_current_positions_from_observation": False, "frame_skip": 3}],
                          ids=["v5-defaults", "all-qpos,frame_skip=3"])
-def test_native_vector_env_plays_the_sync_vector_envs_episodes(kwargs):
-    native = gymnasium.make_vec("envport/HalfCheetahJax-v0", num_envs=NUM_ENVS, max_episode_steps=EPISODE, **kwargs)
+def test_native_vector_env_plays_the_sync_vector_envs_episodes(kwargs, autoreset_mode):
+    native = gymnasium.make_vec("envport/HalfCheetahJax-v0", num_envs=NUM_ENVS, max_episode_steps=EPISODE,
+                                autoreset_mode=autoreset_mode, **kwargs)
     sync = gymnasium.make_vec("envport/HalfCheetahJax-v0", num_envs=NUM_ENVS, vectorization_mode="sync",
-                              max_episode_steps=EPISODE, **kwargs)
+                              vector_kwargs={"autoreset_mode": autoreset_mode}, max_episode_steps=EPISODE, **kwargs)
     assert type(native).__name__ == "HalfCheetahJaxVectorEnv"
+    assert native.metadata["autoreset_mode"] == sync.metadata["autoreset_mode"] == autoreset_mode
     assert native.observation_space == sync.observation_space and native.action_space == sync.action_space
+    # NEXT_STEP: an episode's 25 steps, then a step that resets; SAME_STEP: the 25th step resets
+    period = EPISODE + 1 if autoreset_mode == AutoresetMode.NEXT_STEP else EPISODE
     for seed in (11, [4, 9, 2]):
         native_obs, native_info = native.reset(seed=seed)
         sync_obs, sync_info = sync.reset(seed=seed)
         assert np.array_equal(native_obs, sync_obs) and native_info == sync_info == {}
-        autoresets = 0
+        restarts = 0
         for step, actions in enumerate(np.random.default_rng(5).uniform(-1.2, 1.2, (2 * EPISODE + 4, NUM_ENVS, 6))):
             native_out, sync_out = native.step(actions), sync.step(actions)
             for native_part, sync_part in zip(native_out, sync_out, strict=True):
@@ -45,17 +66,17 @@ def test_native_vector_env_plays_the_sync_vector_envs_episodes(kwargs):
                                                           sync_info) = native_out, sync_out
             assert obs.dtype == sync_obs.dtype and rewards.dtype == sync_rewards.dtype
             assert np.array_equal(terminated, sync_terminated) and np.array_equal(truncated, sync_truncated)
-            assert truncated.all() == (step % (EPISODE + 1) == EPISODE - 1), step
-            if info == {}:  # the step after a truncation: every env starts again, from its own generator
-                autoresets += 1
-                assert sync_info == {} and np.array_equal(obs, sync_obs) and not rewards.any() and not sync_rewards.any()
-                continue
-            assert _close(obs, sync_obs) and _close(rewards, sync_rewards), step
-            assert sorted(info) == sorted(sync_info)
-            for key, values in info.items():
-                assert values.dtype == sync_info[key].dtype
-                assert np.array_equal(values, sync_info[key]) if key.startswith("_") else _close(values, sync_info[key])
-        assert autoresets == 2
+            assert truncated.all() == (step % period == EPISODE - 1) and (truncated.all() or not truncated.any())
+            _assert_infos_match(info, sync_info, f"step {step}")
+            if info == {} or "final_obs" in info:  # every env starts again, from its own generator
+                restarts += 1
+                assert np.array_equal(obs, sync_obs)
+            else:
+                assert _close(obs, sync_obs), step
+            assert _close(rewards, sync_rewards), step
+            if info == {}:  # NEXT_STEP's resetting step
+                assert not rewards.any()
+        assert restarts == 2
     native.close()
     sync.close()
 
@@ -104,6 +125,8 @@ def test_native_vector_env_refuses_bad_input_before_anything_moves():
     for kwargs, message in (({"num_envs": 0}, "num_envs must be a positive int"),
                             ({"num_envs": 2.0}, "num_envs must be a positive int"),
                             ({"max_episode_steps": 0}, "max_episode_steps must be a positive int or None"),
+                            ({"autoreset_mode": AutoresetMode.DISABLED}, "DISABLED is not supported"),
+                            ({"autoreset_mode": "sometimes"}, "sometimes"),
                             ({"frame_skip": 0}, "frame_skip must be a positive int"),
                             ({"ctrl_cost_weight": float("inf")}, "ctrl_cost_weight must be a finite number")):
         with pytest.raises(ValueError, match=message):
