@@ -47,8 +47,10 @@ def _batched_functions(params: jax_cheetah.EnvParams, exclude_x: bool) -> tuple[
         return observe(state, exclude_x), state
 
     def step(state: jax_cheetah.EnvState, action: jax.Array):
+        # one array out (observation, reward, info), so that the host fetches one buffer a step
         _, next_state, reward, _, info = jax_cheetah.step_no_reset(state, action, params)
-        return observe(next_state, exclude_x), next_state, reward, tuple(info[key] for key in _INFO_KEYS)
+        outputs = (observe(next_state, exclude_x), reward[None], *(info[key][None] for key in _INFO_KEYS))
+        return next_state, jax.numpy.concatenate(outputs)
 
     return jax.jit(jax.vmap(start)), jax.jit(jax.vmap(step))
 
@@ -113,9 +115,11 @@ class HalfCheetahJaxVectorEnv(VectorEnv):
         if self._needs_autoreset:
             observations = self._new_episodes([None] * self.num_envs)
             return observations, np.zeros(self.num_envs), zeros, zeros.copy(), {}
-        observations, self._states, rewards, info = self._step(self._states, actions)
-        observations = np.asarray(observations, np.float64)
-        step_info = {key: np.asarray(values, np.float64) for key, values in zip(_INFO_KEYS, info, strict=True)}
+        self._states, outputs = self._step(self._states, actions)
+        outputs = np.asarray(outputs, np.float64)
+        size = self.single_observation_space.shape[0]
+        observations, rewards = outputs[:, :size].copy(), outputs[:, size].copy()
+        step_info = {key: outputs[:, size + 1 + column].copy() for column, key in enumerate(_INFO_KEYS)}
         self._elapsed += 1
         truncated = self.max_episode_steps is not None and self._elapsed >= self.max_episode_steps
         if truncated and self.autoreset_mode == AutoresetMode.SAME_STEP:
@@ -128,4 +132,4 @@ class HalfCheetahJaxVectorEnv(VectorEnv):
             self._needs_autoreset = truncated
             infos = dict(step_info)
             infos.update({f"_{key}": np.ones(self.num_envs, bool) for key in step_info})
-        return observations, np.asarray(rewards, np.float64), zeros, np.full(self.num_envs, truncated), infos
+        return observations, rewards, zeros, np.full(self.num_envs, truncated), infos
