@@ -33,8 +33,9 @@ call), the same rule for every backend. Ratios are from this run. This is a benc
 nothing here asserts a speed.
 
 A second table (gym_api_bench.py; --gym-batches, '' for none) times the same env through Gymnasium's
-vector API, one Python step call per batch: our native make_vec, SyncVectorEnv of our single envs,
-and SyncVectorEnv of HalfCheetah-v5 on MuJoCo C.
+vector API, one Python step call per batch: our native make_vec (under XLA's default and, in its own
+process, with whole loops), SyncVectorEnv of our single envs, and SyncVectorEnv of HalfCheetah-v5 on
+MuJoCo C.
 """
 
 from __future__ import annotations
@@ -448,19 +449,21 @@ def measure(console, args) -> dict[int, dict[str, dict]]:
 
 def measure_and_print_gym_api(console, args) -> list[dict]:
     """The second table (gym_api_bench.py): the Gymnasium vector API, one Python step per batch."""
-    from envs.halfcheetah.gym_api_bench import measure_gym_api, table_cells
+    from envs.halfcheetah.gym_api_bench import COLUMNS, measure_gym_api, table_cells
     from shared.benchmark import rich_table
 
     with console.status("Gymnasium API") as status:
         rows = measure_gym_api(args.gym_batches, args.seconds, lambda text: status.update(text))
     console.print(rich_table(
         f"HalfCheetah through Gymnasium's vector API: env steps/s, one Python step call per batch "
-        f"({args.seconds:g} s per row)",
-        ("batch", "ours, native make_vec", "its make + compile s", "ours, SyncVectorEnv of singles",
-         "MuJoCo C, SyncVectorEnv", "native/MuJoCo"), table_cells(rows)))
-    console.print("native make_vec: make_vec('envport/HalfCheetahJax-v0', num_envs=N), one vmapped step; "
+        f"({args.seconds:g} s per row)", COLUMNS, table_cells(rows)))
+    console.print("native make_vec: make_vec('envport/HalfCheetahJax-v0', num_envs=N), one vmapped step, XLA's "
+                  "default; whole loops: the same in a process with shared.xla_cpu.enable_whole_loops(); "
                   "SyncVectorEnv of singles: vectorization_mode='sync' (up to batch 16, each single env compiles "
                   "its own step); MuJoCo C: make_vec('envport/HalfCheetah-v0', ...), Gymnasium's HalfCheetah-v5.")
+    for row in rows:
+        if row.get("status"):
+            console.print(f"[yellow]{row['label']}: {row['status']}[/yellow]")
     return rows
 
 
