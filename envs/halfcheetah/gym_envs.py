@@ -23,9 +23,11 @@ from gymnasium import spaces
 from gymnasium.envs.mujoco.half_cheetah_v5 import HalfCheetahEnv
 
 from shared.jax_fork_guard import refuse_if_forked_from_jax
+from shared.render_mode import checked_render_mode, warn_no_render_mode
 
 from .jax import env as jax_cheetah
 from .reference.mujoco_ref import RESET_NOISE_SCALE
+from .render import RENDER_MODES, MujocoFrames, checked_render_arguments, draw_with_gl_hint, render_fps
 
 
 def _checked_action(action: Any, shape: tuple) -> np.ndarray:
@@ -77,23 +79,33 @@ def reset_noise(np_random: np.random.Generator, scale: float) -> tuple[np.ndarra
 
 
 class HalfCheetahReferenceEnv(HalfCheetahEnv):
-    """Gymnasium's HalfCheetah-v5, unchanged but for refusing actions the JAX env refuses."""
+    """Gymnasium's HalfCheetah-v5, unchanged but for refusing actions the JAX env refuses (and saying
+    what to set when rendering finds no OpenGL)."""
 
     def step(self, action: Any):
         return super().step(_checked_action(action, self.action_space.shape))
 
+    def render(self):
+        return draw_with_gl_hint(super().render)
+
 
 class HalfCheetahJaxEnv(gymnasium.Env):
     """envport/HalfCheetahJax-v0. Takes HalfCheetah-v5's reward, reset-noise, frame-skip and observation
-    arguments, with its defaults, so that `gymnasium.make(id, **kwargs)` means the same on both ids."""
+    arguments, with its defaults, so that `gymnasium.make(id, **kwargs)` means the same on both ids, and
+    its render arguments (render_mode "rgb_array" or "depth_array", width, height, camera_id,
+    camera_name): frames are MuJoCo's, drawn from the JAX state (render.py)."""
 
-    metadata = {"render_modes": []}
+    metadata = {"render_modes": RENDER_MODES, "render_fps": render_fps(5)}
 
     def __init__(self, dtype: str = "float32", forward_reward_weight: float = 1.0, ctrl_cost_weight: float = 0.1,
                  reset_noise_scale: float = RESET_NOISE_SCALE, exclude_current_positions_from_observation: bool = True,
-                 frame_skip: int = 5):
+                 frame_skip: int = 5, render_mode: Optional[str] = None, **render_arguments: Any):
         refuse_if_forked_from_jax("envport/HalfCheetahJax-v0")
         self.params = checked_params(dtype, forward_reward_weight, ctrl_cost_weight, reset_noise_scale, frame_skip)
+        self.render_mode = checked_render_mode(render_mode, RENDER_MODES)
+        self.metadata = {**type(self).metadata, "render_fps": render_fps(self.params.frame_skip)}
+        self._frames = MujocoFrames(render_mode, self.params.frame_skip, checked_render_arguments(render_arguments)) \
+            if render_mode else None
         self._exclude_x = bool(exclude_current_positions_from_observation)
         self.observation_space = observation_space(self._exclude_x)
         self.action_space = spaces.Box(-1.0, 1.0, (jax_cheetah.ACTION_SIZE,), np.float32)
@@ -119,6 +131,20 @@ class HalfCheetahJaxEnv(gymnasium.Env):
         obs, self._state, reward, info = self._step(self._state, action)
         info = {key: float(value) for key, value in info.items() if key != "truncated"}
         return np.asarray(obs, np.float64), float(reward), False, False, info
+
+    def render(self) -> Optional[np.ndarray]:
+        """HalfCheetah-v5's frame of the current state (uint8 [height, width, 3] for "rgb_array",
+        float32 [height, width] for "depth_array"), or None without render_mode."""
+        if self._frames is None:
+            warn_no_render_mode("rgb_array")
+            return None
+        if self._state is None:
+            raise RuntimeError("call reset() before render()")
+        return self._frames.draw(*jax.device_get((self._state.qpos, self._state.qvel)))
+
+    def close(self):
+        if self._frames is not None:
+            self._frames.close()
 
 
 def register() -> None:

@@ -10,6 +10,9 @@ default) resets every env on the next step (its actions ignored, rewards 0, info
 resets them in the truncating step itself, its observations the new episodes' first, the last ones
 in info["final_obs"] and their step info in info["final_info"]. A test plays both side by side.
 
+render_mode "rgb_array" or "depth_array" (with HalfCheetah-v5's width, height, camera_id and
+camera_name): `render()` gives one MuJoCo frame per env, as SyncVectorEnv's render() gives them.
+
 Bad input is an error before anything moves: actions must be finite, of shape (N, 6); values outside
 [-1, 1] are clipped to the actuators' range, as by the single envs.
 """
@@ -28,10 +31,12 @@ from gymnasium.vector.utils import batch_space
 
 from shared.episode_seeds import EpisodeSeeds, SeedArgument
 from shared.jax_fork_guard import refuse_if_forked_from_jax
+from shared.render_mode import checked_render_mode, warn_no_render_mode
 
 from .gym_envs import _checked_action, checked_params, observation_space, observe, reset_noise
 from .jax import env as jax_cheetah
 from .reference.mujoco_ref import RESET_NOISE_SCALE
+from .render import RENDER_MODES, MujocoFrames, checked_render_arguments, render_fps
 
 # the single env's info, in SyncVectorEnv's order
 _INFO_KEYS = ("x_position", "x_velocity", "reward_forward", "reward_ctrl")
@@ -56,13 +61,14 @@ def _batched_functions(params: jax_cheetah.EnvParams, exclude_x: bool) -> tuple[
 
 
 class HalfCheetahJaxVectorEnv(VectorEnv):
-    metadata = {"render_modes": [], "autoreset_mode": AutoresetMode.NEXT_STEP}
+    metadata = {"render_modes": RENDER_MODES, "render_fps": render_fps(5), "autoreset_mode": AutoresetMode.NEXT_STEP}
 
     def __init__(self, num_envs: int = 1, dtype: str = "float32", forward_reward_weight: float = 1.0,
                  ctrl_cost_weight: float = 0.1, reset_noise_scale: float = RESET_NOISE_SCALE,
                  exclude_current_positions_from_observation: bool = True, frame_skip: int = 5,
                  max_episode_steps: Optional[int] = 1000,
-                 autoreset_mode: Union[AutoresetMode, str] = AutoresetMode.NEXT_STEP):
+                 autoreset_mode: Union[AutoresetMode, str] = AutoresetMode.NEXT_STEP,
+                 render_mode: Optional[str] = None, **render_arguments: Any):
         refuse_if_forked_from_jax("HalfCheetahJaxVectorEnv")
         if isinstance(num_envs, (bool, np.bool_)) or not isinstance(num_envs, (int, np.integer)) or num_envs < 1:
             raise ValueError(f"num_envs must be a positive int, got {num_envs!r}")
@@ -77,12 +83,18 @@ class HalfCheetahJaxVectorEnv(VectorEnv):
         self.num_envs = int(num_envs)
         self.max_episode_steps = None if max_episode_steps is None else int(max_episode_steps)
         self.params = checked_params(dtype, forward_reward_weight, ctrl_cost_weight, reset_noise_scale, frame_skip)
+        self.metadata["render_fps"] = render_fps(self.params.frame_skip)
         exclude_x = bool(exclude_current_positions_from_observation)
         self.single_observation_space = observation_space(exclude_x)
         self.single_action_space = spaces.Box(-1.0, 1.0, (jax_cheetah.ACTION_SIZE,), np.float32)
         self.observation_space = batch_space(self.single_observation_space, self.num_envs)
         self.action_space = batch_space(self.single_action_space, self.num_envs)
-        self.render_mode = None
+        self.render_mode = checked_render_mode(render_mode, RENDER_MODES)
+        render_arguments = checked_render_arguments(render_arguments)
+        # a renderer per env, as SyncVectorEnv's envs each have: HalfCheetah-v5's camera looks where
+        # its env's cheetah was at the first frame, so one shared renderer would aim every env's camera alike
+        self._frames = [MujocoFrames(render_mode, self.params.frame_skip, render_arguments)
+                        for _ in range(self.num_envs)] if render_mode else None
         self._start, self._step = _batched_functions(self.params, exclude_x)
         self._seeds = EpisodeSeeds(self.num_envs)  # only to check seeds as a single env checks them
         # each env's generator, as each single env's np_random: reset noise is drawn from it
@@ -133,3 +145,17 @@ class HalfCheetahJaxVectorEnv(VectorEnv):
             infos = dict(step_info)
             infos.update({f"_{key}": np.ones(self.num_envs, bool) for key in step_info})
         return observations, rewards, zeros, np.full(self.num_envs, truncated), infos
+
+    def render(self) -> Optional[tuple[np.ndarray, ...]]:
+        """One HalfCheetah-v5 frame per env (as SyncVectorEnv gives them), or None without render_mode."""
+        if self._frames is None:
+            warn_no_render_mode("rgb_array")
+            return None
+        if self._states is None:
+            raise RuntimeError("call reset() before render()")
+        qpos, qvel = jax.device_get((self._states.qpos, self._states.qvel))
+        return tuple(frames.draw(qpos[index], qvel[index]) for index, frames in enumerate(self._frames))
+
+    def close_extras(self, **kwargs):
+        for frames in self._frames or ():
+            frames.close()
