@@ -128,7 +128,7 @@ class PokeJaxVectorEnv(VectorEnv):
         super().reset(seed=seed if isinstance(seed, (int, np.integer)) else None)
         self._reset_lanes(np.ones(self.num_envs, bool), self._seeds.per_env(seed))
         self._started = True
-        return self._obs.copy(), {"action_mask": self._masks.copy()}
+        return self._obs.copy(), {"action_mask": self._masks.copy(), "_action_mask": np.ones(self.num_envs, bool)}
 
     # -- step ------------------------------------------------------------------------------------
 
@@ -167,7 +167,9 @@ class PokeJaxVectorEnv(VectorEnv):
         terminated[stepped] = (won | lost | drawn)[stepped]
         truncated[stepped] = (~terminated & (self._decisions >= self.params.max_decisions))[stepped]
         self._masks[illegal] = False
-        info = {"action_mask": self._masks.copy(), "illegal_action": illegal}
+        # SyncVectorEnv's layout: each key with its `_key` mask; a resetting env has only its reset info
+        info = {"action_mask": self._masks.copy(), "_action_mask": np.ones(self.num_envs, bool),
+                "illegal_action": illegal, "_illegal_action": ~resetting}
         if np.any(resetting):
             self._reset_lanes(resetting, [None] * self.num_envs)
             info["action_mask"] = self._masks.copy()

@@ -200,30 +200,35 @@ def _vector_run(mode: str, steps: int, **kwargs) -> list:
     envs = gymnasium.make_vec("envport/PokeJax-v0", num_envs=3, vectorization_mode=mode, **kwargs)
     rng = np.random.default_rng(5)
     obs, info = envs.reset(seed=11)
-    record = [(obs, info["action_mask"])]
+    record = [(obs, info["action_mask"], info)]
     for _ in range(steps):
         actions = np.array(
             [int(rng.integers(9)) if rng.random() < 0.1 or not mask.any() else int(rng.choice(np.flatnonzero(mask)))
              for mask in info["action_mask"]]
         )
         obs, reward, terminated, truncated, info = envs.step(actions)
-        record.append((obs, reward, terminated, truncated, info["action_mask"]))
+        record.append((obs, reward, terminated, truncated, info["action_mask"], info))
     envs.close()
-    assert all(entry[-1].dtype == bool for entry in record), f"{mode}: a bool mask (the root README's Conventions)"
+    assert all(entry[-2].dtype == bool for entry in record), f"{mode}: a bool mask (the root README's Conventions)"
     return record
 
 
 @POKEJAX.covers("battle")
 def test_native_vector_env_plays_the_single_envs_episodes():
     """The native vector env against Gymnasium's SyncVectorEnv of single envs seeded 11, 12, 13:
-    every observation, reward, end flag and legal mask equal at every step, through episodes that
+    every observation, reward, end flag, legal mask and info (keys, `_key` masks) equal at every step, through episodes that
     end by a loss for an illegal action, by truncation (12 decisions) and by the battle's end, and
     through NEXT_STEP's resets (which draw each env's next seed from its own generator)."""
     kwargs = {"max_decisions": 12, "illegal_action": "lose"}
     native, sync = _vector_run("vector_entry_point", 80, **kwargs), _vector_run("sync", 80, **kwargs)
     for step, (ours, theirs) in enumerate(zip(native, sync, strict=True)):
-        for field, (a, b) in enumerate(zip(ours, theirs, strict=True)):
+        for field, (a, b) in enumerate(zip(ours[:-1], theirs[:-1], strict=True)):
             assert np.array_equal(a, b), f"step {step}, field {field}: {a} != {b}"
+        # the whole info as SyncVectorEnv lays it out: the same keys, `_key` masks and values
+        ours_info, their_info = ours[-1], theirs[-1]
+        assert sorted(ours_info) == sorted(their_info), f"step {step}"
+        for key, values in ours_info.items():
+            assert values.dtype == their_info[key].dtype and np.array_equal(values, their_info[key]), f"step {step}, {key}"
     rewards = np.stack([entry[1] for entry in native[1:]])
     ended = np.stack([entry[2] | entry[3] for entry in native[1:]])
     truncated = np.stack([entry[3] for entry in native[1:]])
