@@ -34,14 +34,17 @@ class EpisodeSeeds:
             raise ValueError(f"expected {self.num_envs} seeds (one per env), got {len(seeds)}")
         return [None if entry is None else _checked_seed(entry, f"seed[{index}]") for index, entry in enumerate(seeds)]
 
+    def generator(self, index: int, seed: Optional[int]) -> np.random.Generator:
+        """Env `index`'s generator after a reset with `seed`, as the single env's `np_random` is then:
+        made anew from a seed, else kept (made from fresh entropy the first time)."""
+        if seed is not None or self._generators[index] is None:
+            self._generators[index], _ = gymnasium.utils.seeding.np_random(None if seed is None else int(seed))
+        return self._generators[index]
+
     def episode_seed(self, index: int, seed: Optional[int]) -> int:
         """The seed of env `index`'s next episode, drawn as the single env draws it."""
-        if seed is not None:
-            self._generators[index], _ = gymnasium.utils.seeding.np_random(int(seed))
-            return int(seed)
-        if self._generators[index] is None:
-            self._generators[index], _ = gymnasium.utils.seeding.np_random(None)
-        return int(self._generators[index].integers(2**31))
+        generator = self.generator(index, seed)
+        return int(seed) if seed is not None else int(generator.integers(2**31))
 
 
 def _is_int(value) -> bool:

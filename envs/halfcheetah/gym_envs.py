@@ -30,7 +30,8 @@ from .reference.mujoco_ref import RESET_NOISE_SCALE
 from .render import RENDER_MODES, MujocoFrames, checked_render_arguments, draw_with_gl_hint, render_fps
 
 
-def _checked_action(action: Any, shape: tuple) -> np.ndarray:
+def checked_action(action: Any, shape: tuple) -> np.ndarray:
+    """`action` as float64 of `shape` (one env's (6,), a vector env's (N, 6)), every value finite."""
     action = np.asarray(action, np.float64)
     if action.shape != shape:
         raise ValueError(f"action shape {action.shape}; expected {shape}")
@@ -83,7 +84,7 @@ class HalfCheetahReferenceEnv(HalfCheetahEnv):
     what to set when rendering finds no OpenGL)."""
 
     def step(self, action: Any):
-        return super().step(_checked_action(action, self.action_space.shape))
+        return super().step(checked_action(action, self.action_space.shape))
 
     def render(self):
         return draw_with_gl_hint(super().render)
@@ -127,7 +128,7 @@ class HalfCheetahJaxEnv(gymnasium.Env):
     def step(self, action: Any):
         if self._state is None:
             raise RuntimeError("call reset() before step()")
-        action = _checked_action(action, self.action_space.shape)
+        action = checked_action(action, self.action_space.shape)
         obs, self._state, reward, info = self._step(self._state, action)
         info = {key: float(value) for key, value in info.items() if key != "truncated"}
         return np.asarray(obs, np.float64), float(reward), False, False, info

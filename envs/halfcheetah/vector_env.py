@@ -22,7 +22,6 @@ from __future__ import annotations
 import functools
 from typing import Any, Optional, Union
 
-import gymnasium
 import jax
 import numpy as np
 from gymnasium import spaces
@@ -33,7 +32,7 @@ from shared.episode_seeds import EpisodeSeeds, SeedArgument
 from shared.jax_fork_guard import refuse_if_forked_from_jax
 from shared.render_mode import checked_render_mode, warn_no_render_mode
 
-from .gym_envs import _checked_action, checked_params, observation_space, observe, reset_noise
+from .gym_envs import checked_action, checked_params, observation_space, observe, reset_noise
 from .jax import env as jax_cheetah
 from .reference.mujoco_ref import RESET_NOISE_SCALE
 from .render import RENDER_MODES, MujocoFrames, checked_render_arguments, render_fps
@@ -61,6 +60,8 @@ def _batched_functions(params: jax_cheetah.EnvParams, exclude_x: bool) -> tuple[
 
 
 class HalfCheetahJaxVectorEnv(VectorEnv):
+    """N cheetahs of the functional env, stepped together; see the module docstring."""
+
     metadata = {"render_modes": RENDER_MODES, "render_fps": render_fps(5), "autoreset_mode": AutoresetMode.NEXT_STEP}
 
     def __init__(self, num_envs: int = 1, dtype: str = "float32", forward_reward_weight: float = 1.0,
@@ -96,19 +97,15 @@ class HalfCheetahJaxVectorEnv(VectorEnv):
         self._frames = [MujocoFrames(render_mode, self.params.frame_skip, render_arguments)
                         for _ in range(self.num_envs)] if render_mode else None
         self._start, self._step = _batched_functions(self.params, exclude_x)
-        self._seeds = EpisodeSeeds(self.num_envs)  # only to check seeds as a single env checks them
-        # each env's generator, as each single env's np_random: reset noise is drawn from it
-        self._generators: list[Optional[np.random.Generator]] = [None] * self.num_envs
+        # each env's generator, as each single env's np_random: its reset noise is drawn from it
+        self._seeds = EpisodeSeeds(self.num_envs)
         self._states: Optional[jax_cheetah.EnvState] = None
         self._elapsed = 0  # steps in the current episodes: every env's episode starts together
         self._needs_autoreset = False
 
     def _new_episodes(self, seeds: list[Optional[int]]) -> np.ndarray:
-        starts = []
-        for index, seed in enumerate(seeds):
-            if seed is not None or self._generators[index] is None:
-                self._generators[index], _ = gymnasium.utils.seeding.np_random(seed)
-            starts.append(reset_noise(self._generators[index], self.params.reset_noise_scale))
+        starts = [reset_noise(self._seeds.generator(index, seed), self.params.reset_noise_scale)
+                  for index, seed in enumerate(seeds)]
         qpos, qvel = (np.stack(parts) for parts in zip(*starts, strict=True))
         observations, self._states = self._start(qpos, qvel)
         self._elapsed, self._needs_autoreset = 0, False
@@ -122,7 +119,7 @@ class HalfCheetahJaxVectorEnv(VectorEnv):
     def step(self, actions: Any):
         if self._states is None:
             raise RuntimeError("call reset() before step()")
-        actions = _checked_action(actions, self.action_space.shape)
+        actions = checked_action(actions, self.action_space.shape)
         zeros = np.zeros(self.num_envs, bool)
         if self._needs_autoreset:
             observations = self._new_episodes([None] * self.num_envs)
