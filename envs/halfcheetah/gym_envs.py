@@ -29,6 +29,9 @@ from .jax import env as jax_cheetah
 from .reference.mujoco_ref import RESET_NOISE_SCALE
 from .render import RENDER_MODES, MujocoFrames, checked_render_arguments, draw_with_gl_hint, render_fps
 
+# the step info, in HalfCheetah-v5's order
+INFO_KEYS = ("x_position", "x_velocity", "reward_forward", "reward_ctrl")
+
 
 def checked_action(action: Any, shape: tuple) -> np.ndarray:
     """`action` as float64 of `shape` (one env's (6,), a vector env's (N, 6)), every value finite."""
@@ -72,6 +75,21 @@ def observe(state: jax_cheetah.EnvState, exclude_x: bool) -> jax.Array:
     return jax.numpy.concatenate([state.qpos, state.qvel])
 
 
+def packed_step(state: jax_cheetah.EnvState, action: jax.Array, params: jax_cheetah.EnvParams, exclude_x: bool):
+    """One env step, its observation, reward and info (INFO_KEYS) in one array, so that the host
+    fetches one buffer a step (0.75 against 1.02 ms a call for the vector env at 1 env: README)."""
+    _, next_state, reward, _, info = jax_cheetah.step_no_reset(state, action, params)
+    outputs = (observe(next_state, exclude_x), reward[None], *(info[key][None] for key in INFO_KEYS))
+    return next_state, jax.numpy.concatenate(outputs)
+
+
+def unpacked(outputs: jax.Array, size: int) -> tuple[np.ndarray, np.ndarray, dict[str, np.ndarray]]:
+    """packed_step's array (one env's or a batch's) as float64 observation(s), reward(s) and info."""
+    outputs = np.asarray(outputs, np.float64)
+    info = {key: outputs[..., size + 1 + column].copy() for column, key in enumerate(INFO_KEYS)}
+    return outputs[..., :size].copy(), outputs[..., size].copy(), info
+
+
 def reset_noise(np_random: np.random.Generator, scale: float) -> tuple[np.ndarray, np.ndarray]:
     """An episode's start (qpos, qvel), drawn from the env's generator as HalfCheetah-v5 draws it."""
     qpos = np_random.uniform(-scale, scale, 9)  # qpos0 = 0
@@ -111,12 +129,7 @@ class HalfCheetahJaxEnv(gymnasium.Env):
         self.observation_space = observation_space(self._exclude_x)
         self.action_space = spaces.Box(-1.0, 1.0, (jax_cheetah.ACTION_SIZE,), np.float32)
         params, exclude_x = self.params, self._exclude_x
-
-        def step(state, action):
-            _, next_state, reward, _, info = jax_cheetah.step_no_reset(state, action, params)
-            return observe(next_state, exclude_x), next_state, reward, info
-
-        self._step = jax.jit(step)
+        self._step = jax.jit(lambda state, action: packed_step(state, action, params, exclude_x))
         self._state = None
 
     def reset(self, *, seed: Optional[int] = None, options: Optional[dict] = None):
@@ -129,9 +142,9 @@ class HalfCheetahJaxEnv(gymnasium.Env):
         if self._state is None:
             raise RuntimeError("call reset() before step()")
         action = checked_action(action, self.action_space.shape)
-        obs, self._state, reward, info = self._step(self._state, action)
-        info = {key: float(value) for key, value in info.items() if key != "truncated"}
-        return np.asarray(obs, np.float64), float(reward), False, False, info
+        self._state, outputs = self._step(self._state, action)
+        obs, reward, info = unpacked(outputs, self.observation_space.shape[0])
+        return obs, float(reward), False, False, {key: float(value) for key, value in info.items()}
 
     def render(self) -> Optional[np.ndarray]:
         """HalfCheetah-v5's frame of the current state (uint8 [height, width, 3] for "rgb_array",

@@ -32,13 +32,10 @@ from shared.episode_seeds import EpisodeSeeds, SeedArgument
 from shared.jax_fork_guard import refuse_if_forked_from_jax
 from shared.render_mode import checked_render_mode, warn_no_render_mode
 
-from .gym_envs import checked_action, checked_params, observation_space, observe, reset_noise
+from .gym_envs import checked_action, checked_params, observation_space, observe, packed_step, reset_noise, unpacked
 from .jax import env as jax_cheetah
 from .reference.mujoco_ref import RESET_NOISE_SCALE
 from .render import RENDER_MODES, MujocoFrames, checked_render_arguments, render_fps
-
-# the single env's info, in SyncVectorEnv's order
-_INFO_KEYS = ("x_position", "x_velocity", "reward_forward", "reward_ctrl")
 
 
 @functools.cache
@@ -51,10 +48,7 @@ def _batched_functions(params: jax_cheetah.EnvParams, exclude_x: bool) -> tuple[
         return observe(state, exclude_x), state
 
     def step(state: jax_cheetah.EnvState, action: jax.Array):
-        # one array out (observation, reward, info), so that the host fetches one buffer a step
-        _, next_state, reward, _, info = jax_cheetah.step_no_reset(state, action, params)
-        outputs = (observe(next_state, exclude_x), reward[None], *(info[key][None] for key in _INFO_KEYS))
-        return next_state, jax.numpy.concatenate(outputs)
+        return packed_step(state, action, params, exclude_x)
 
     return jax.jit(jax.vmap(start)), jax.jit(jax.vmap(step))
 
@@ -125,10 +119,7 @@ class HalfCheetahJaxVectorEnv(VectorEnv):
             observations = self._new_episodes([None] * self.num_envs)
             return observations, np.zeros(self.num_envs), zeros, zeros.copy(), {}
         self._states, outputs = self._step(self._states, actions)
-        outputs = np.asarray(outputs, np.float64)
-        size = self.single_observation_space.shape[0]
-        observations, rewards = outputs[:, :size].copy(), outputs[:, size].copy()
-        step_info = {key: outputs[:, size + 1 + column].copy() for column, key in enumerate(_INFO_KEYS)}
+        observations, rewards, step_info = unpacked(outputs, self.single_observation_space.shape[0])
         self._elapsed += 1
         truncated = self.max_episode_steps is not None and self._elapsed >= self.max_episode_steps
         if truncated and self.autoreset_mode == AutoresetMode.SAME_STEP:
