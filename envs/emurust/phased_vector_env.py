@@ -31,6 +31,7 @@ from gymnasium.vector import AutoresetMode
 
 from shared.render_mode import checked_render_mode
 from shared.vector_actions import check_discrete_actions
+from shared.vector_settings import checked_autoreset_mode, checked_max_episode_steps, checked_num_envs
 
 from .build_ext import load_core
 from .emulator_env import GREYS, load_start_state
@@ -64,16 +65,10 @@ class PhasedVectorEnv(gymnasium.vector.VectorEnv):
         checked_render_mode(render_mode, self.metadata["render_modes"])
         if timing not in ("pyboy", "dmg"):
             raise ValueError(f"timing must be 'pyboy' or 'dmg', got {timing!r}")
-        if isinstance(num_envs, (bool, np.bool_)) or not isinstance(num_envs, (int, np.integer)) or num_envs < 1:
-            raise ValueError(f"num_envs must be a positive int, got {num_envs!r}")
-        if max_episode_steps is not None and max_episode_steps < 1:
-            raise ValueError(f"max_episode_steps must be positive or None, got {max_episode_steps}")
-        self.autoreset_mode = AutoresetMode(autoreset_mode)
-        if self.autoreset_mode == AutoresetMode.DISABLED:
-            raise ValueError("autoreset_mode DISABLED is not supported: use NEXT_STEP or SAME_STEP")
+        self.num_envs = checked_num_envs(num_envs)
+        self.max_episode_steps = checked_max_episode_steps(max_episode_steps)
+        self.autoreset_mode = checked_autoreset_mode(autoreset_mode)
         self.metadata = {**self.metadata, "autoreset_mode": self.autoreset_mode}
-        self.num_envs = int(num_envs)
-        self.max_episode_steps = max_episode_steps
         self.render_mode = render_mode
         render = render or render_mode is not None
         self._vec = load_core().GameBoyVec(rom, self.num_envs, threads=threads, render=render, power_on=timing,

@@ -31,6 +31,7 @@ from gymnasium.vector.utils import batch_space
 from shared.episode_seeds import EpisodeSeeds, SeedArgument
 from shared.jax_fork_guard import refuse_if_forked_from_jax
 from shared.render_mode import checked_render_mode, warn_no_render_mode
+from shared.vector_settings import checked_autoreset_mode, checked_max_episode_steps, checked_num_envs
 
 from .gym_envs import checked_action, checked_params, observation_space, observe, packed_step, reset_noise, unpacked
 from .jax import env as jax_cheetah
@@ -65,18 +66,10 @@ class HalfCheetahJaxVectorEnv(VectorEnv):
                  autoreset_mode: Union[AutoresetMode, str] = AutoresetMode.NEXT_STEP,
                  render_mode: Optional[str] = None, **render_arguments: Any):
         refuse_if_forked_from_jax("HalfCheetahJaxVectorEnv")
-        if isinstance(num_envs, (bool, np.bool_)) or not isinstance(num_envs, (int, np.integer)) or num_envs < 1:
-            raise ValueError(f"num_envs must be a positive int, got {num_envs!r}")
-        if max_episode_steps is not None and (isinstance(max_episode_steps, (bool, np.bool_))
-                                              or not isinstance(max_episode_steps, (int, np.integer))
-                                              or max_episode_steps < 1):
-            raise ValueError(f"max_episode_steps must be a positive int or None, got {max_episode_steps!r}")
-        self.autoreset_mode = AutoresetMode(autoreset_mode)
-        if self.autoreset_mode == AutoresetMode.DISABLED:
-            raise ValueError("autoreset_mode DISABLED is not supported: use NEXT_STEP or SAME_STEP")
+        self.num_envs = checked_num_envs(num_envs)
+        self.max_episode_steps = checked_max_episode_steps(max_episode_steps)
+        self.autoreset_mode = checked_autoreset_mode(autoreset_mode)
         self.metadata = {**self.metadata, "autoreset_mode": self.autoreset_mode}
-        self.num_envs = int(num_envs)
-        self.max_episode_steps = None if max_episode_steps is None else int(max_episode_steps)
         self.params = checked_params(dtype, forward_reward_weight, ctrl_cost_weight, reset_noise_scale, frame_skip)
         self.metadata["render_fps"] = render_fps(self.params.frame_skip)
         exclude_x = bool(exclude_current_positions_from_observation)

@@ -28,6 +28,7 @@ from gymnasium.vector.utils import batch_space
 from shared.episode_seeds import EpisodeSeeds, SeedArgument
 from shared.jax_fork_guard import refuse_if_forked_from_jax
 from shared.vector_actions import check_discrete_actions
+from shared.vector_settings import checked_num_envs
 
 from .gym_envs import ILLEGAL_ACTION_MODES, _shared_env
 from .jax import battle as jb
@@ -84,11 +85,9 @@ class PokeJaxVectorEnv(VectorEnv):
         battle_format: str = CUSTOM_GAME,
     ):
         refuse_if_forked_from_jax("PokeJaxVectorEnv")
-        if int(num_envs) < 1:
-            raise ValueError(f"num_envs must be at least 1, got {num_envs}")
         if illegal_action not in ILLEGAL_ACTION_MODES:
             raise ValueError(f"illegal_action must be one of {ILLEGAL_ACTION_MODES}, got {illegal_action!r}")
-        self.num_envs = int(num_envs)
+        self.num_envs = checked_num_envs(num_envs)
         self.kind = kind
         self.illegal_action = illegal_action
         self.params = EnvParams(max_decisions=max_decisions, battle_format=battle_format)

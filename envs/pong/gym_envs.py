@@ -36,6 +36,7 @@ from shared.episode_seeds import EpisodeSeeds
 from shared.jax_fork_guard import refuse_if_forked_from_jax
 from shared.render_mode import checked_render_mode, warn_no_render_mode
 from shared.vector_actions import check_discrete_actions
+from shared.vector_settings import checked_num_envs
 
 from .jax import env as jax_pong
 from .params import NUM_ACTIONS, OBSERVATION_SIZE, PongConfig
@@ -161,9 +162,7 @@ class _PongVectorBase(VectorEnv):
 
     def __init__(self, num_envs: int, config: Optional[PongConfig], render_mode: Optional[str],
                  config_overrides: dict):
-        if int(num_envs) < 1:
-            raise ValueError(f"num_envs must be at least 1, got {num_envs}")
-        self.num_envs = int(num_envs)
+        self.num_envs = checked_num_envs(num_envs)
         self.config = config or PongConfig(**config_overrides)
         _render_setup(self, render_mode, self.config)
         self.single_observation_space = _observation_space()

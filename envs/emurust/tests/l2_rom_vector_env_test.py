@@ -114,7 +114,7 @@ def test_make_vec_gives_the_native_env_with_the_registered_time_limit():
     ({"render_mode": "human"}, ValueError, "render_mode must be None or one of"),
     ({"timing": "cgb"}, ValueError, "timing must be"),
     ({"autoreset_mode": AutoresetMode.DISABLED}, ValueError, "DISABLED is not supported"),
-    ({"max_episode_steps": 0}, ValueError, "max_episode_steps must be positive"),
+    ({"max_episode_steps": 0}, ValueError, "max_episode_steps must be a positive int or None"),
     ({"observation": "vram"}, ValueError, "observation must be one of"),
     ({"actions": (0, 256)}, ValueError, "button masks 0..255"),
     ({"frames_per_action": 4, "press_frames": 5}, ValueError, "exceeds frames_per_action"),
