@@ -10,26 +10,13 @@ from gymnasium.vector import AutoresetMode, SyncVectorEnv
 
 from envs.emurust.rom_env import GameBoyRomEnv
 from envs.emurust.rom_vector_env import GameBoyRomRustVectorEnv
+from shared.verification.vector_info import assert_same_vector_info
 
 from .rom_games import GAME_2048, MMUSZKOW_2048, TOBU, TOBU_GAME
 
 ENV_ID = "envport/GameBoyRust-v0"
 # mmuszkow's 2048 ends here once its score reaches 8, so that 40 random moves finish some episodes.
 SCORE_REACHES_8 = dict(GAME_2048, terminated=lambda wram: int(wram[0x2E9]) | int(wram[0x2EA]) << 8 >= 8)
-
-
-def assert_same_info(a, b, where: str) -> None:
-    assert a.keys() == b.keys(), f"{where}: info keys {sorted(a)} against {sorted(b)}"
-    for key in a:
-        if isinstance(a[key], dict):
-            assert_same_info(a[key], b[key], f"{where} {key}")
-        elif a[key].dtype == object:
-            assert len(a[key]) == len(b[key])
-            for i, (x, y) in enumerate(zip(a[key], b[key], strict=True)):
-                assert (x is None and y is None) or np.array_equal(x, y), f"{where} {key}[{i}]"
-        else:
-            np.testing.assert_array_equal(a[key], b[key], err_msg=f"{where} {key}")
-            assert a[key].dtype == b[key].dtype, f"{where} {key} dtype"
 
 
 @pytest.mark.parametrize("mode", [AutoresetMode.NEXT_STEP, AutoresetMode.SAME_STEP], ids=lambda m: m.value)
@@ -50,7 +37,7 @@ def test_vector_env_equals_sync_vector_env(mode, rom, game, observation):
     seeds = [4, 40, 400]
     (obs_a, info_a), (obs_b, info_b) = sync.reset(seed=seeds), native.reset(seed=seeds)
     np.testing.assert_array_equal(obs_a, obs_b)
-    assert_same_info(info_a, info_b, "reset")
+    assert_same_vector_info(info_a, info_b, "reset")
     rng = np.random.default_rng(2)
     finished_count = terminated_count = 0
     for step in range(40):
@@ -59,7 +46,7 @@ def test_vector_env_equals_sync_vector_env(mode, rom, game, observation):
         for name, a, b in zip(("obs", "reward", "terminated", "truncated"), out_a[:4], out_b[:4], strict=True):
             np.testing.assert_array_equal(a, b, err_msg=f"step {step} {name}")
             assert a.dtype == b.dtype, f"step {step} {name} dtype"
-        assert_same_info(out_a[4], out_b[4], f"step {step}")
+        assert_same_vector_info(out_a[4], out_b[4], f"step {step}")
         finished_count += int((out_a[2] | out_a[3]).sum())
         terminated_count += int(out_a[2].sum())
     assert finished_count >= num_envs * 2, "the time limit should have forced autoresets"
@@ -154,7 +141,7 @@ def test_start_state_equals_sync_vector_envs_and_bad_ones_are_refused():
     native = gymnasium.make_vec(ENV_ID, num_envs=2, **kwargs)
     (obs_a, info_a), (obs_b, info_b) = sync.reset(seed=3), native.reset(seed=3)
     np.testing.assert_array_equal(obs_a, obs_b)
-    assert_same_info(info_a, info_b, "reset")
+    assert_same_vector_info(info_a, info_b, "reset")
     fresh, _ = GameBoyRomRustVectorEnv(2, TOBU, **TOBU_GAME).reset(seed=3)
     assert not np.array_equal(obs_b, fresh), "the start state is not the boot"
     for step in range(12):

@@ -11,6 +11,7 @@ from gymnasium.vector import AutoresetMode
 
 import envs.halfcheetah  # noqa: F401 - registers the ids
 from shared.verification.components import Components
+from shared.verification.vector_info import assert_same_vector_info
 
 CHEETAH = Components.from_translation_toml(Path(__file__).resolve().parents[1] / "translation.toml")
 NUM_ENVS = 3
@@ -22,21 +23,6 @@ RELATIVE_BOUND = 1e-5
 
 def _close(native, single) -> bool:
     return bool(np.all(np.abs(native - single) <= RELATIVE_BOUND * np.maximum(1.0, np.abs(single))))
-
-
-def _assert_infos_match(native: dict, sync: dict, where: str) -> None:
-    """The same keys at every depth, masks (`_key`) equal, values within the bound, dtypes equal."""
-    assert sorted(native) == sorted(sync), where
-    for key, values in native.items():
-        if isinstance(values, dict):
-            _assert_infos_match(values, sync[key], f"{where}/{key}")
-        elif values.dtype == object:  # final_obs: one observation per env that finished, else None
-            for mine, theirs in zip(values, sync[key], strict=True):
-                assert (mine is None) == (theirs is None) and (mine is None or _close(mine, theirs)), where
-        else:
-            assert values.dtype == sync[key].dtype, f"{where}/{key}"
-            equal = np.array_equal(values, sync[key]) if key.startswith("_") else _close(values, sync[key])
-            assert equal, f"{where}/{key}"
 
 
 @CHEETAH.covers("env")
@@ -67,7 +53,7 @@ def test_native_vector_env_plays_the_sync_vector_envs_episodes(kwargs, autoreset
             assert obs.dtype == sync_obs.dtype and rewards.dtype == sync_rewards.dtype
             assert np.array_equal(terminated, sync_terminated) and np.array_equal(truncated, sync_truncated)
             assert truncated.all() == (step % period == EPISODE - 1) and (truncated.all() or not truncated.any())
-            _assert_infos_match(info, sync_info, f"step {step}")
+            assert_same_vector_info(info, sync_info, f"step {step}", _close)
             if info == {} or "final_obs" in info:  # every env starts again, from its own generator
                 restarts += 1
                 assert np.array_equal(obs, sync_obs)
