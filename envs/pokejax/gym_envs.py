@@ -10,6 +10,9 @@ the Showdown seed and every later opponent choice from jax.random.PRNGKey(s); bo
 them the same way, so the same seed and the same actions give the same trajectory on either (a
 test plays both side by side). reset() without a seed draws one from the env's np_random.
 
+render_mode="ansi" makes render() return the battle as text (render.py), the same text on both
+backends when their battles agree.
+
 Bad input is an error, never a silent substitute: an action that is not an integer in [0, 9)
 raises ValueError, and so does an illegal one (a fainted Pokemon, a move with no PP, a move
 during a forced switch) unless the env is made with illegal_action="lose", which ends the
@@ -33,31 +36,34 @@ from gymnasium import spaces
 
 from shared.discrete_action import check_discrete_action
 from shared.jax_fork_guard import refuse_if_forked_from_jax
+from shared.render_mode import checked_render_mode, warn_no_render_mode
 
 from .jax import battle as jb
 from .jax import prng
 from .jax.env import CUSTOM_GAME, OBS_SIZE, EnvParams, PokeJaxEnv, encode_observation, random_legal_action
 from .jax.tables import BOOST_KEYS, STATUSES, VOLATILES, gen1_tables
+from .render import BattleView, battle_text, jax_view, showdown_view
 from .showdown_io import choice_string, showdown_legal, showdown_sets
 
 ILLEGAL_ACTION_MODES = ("raise", "lose")
+RENDER_MODES = ["ansi"]
 
 
 class _Engine(NamedTuple):
     env: PokeJaxEnv
     reset: Any
-    step: Any
+    step_env: Any  # the step without its auto-reset: an env's reset comes from reset()
     teams: Any
     encode: Any
 
 
 @functools.cache
 def _shared_env(kind: str) -> _Engine:
-    """One functional env and its jitted reset, step, teams and observation encoder per PRNG kind,
+    """One functional env and its jitted reset, step_env, teams and observation encoder per PRNG kind,
     shared by every Gymnasium env of the process: a jit compiles once per function object, and the
     battle step takes most of a minute to compile on a CPU."""
     env = PokeJaxEnv(kind)
-    return _Engine(env, jax.jit(env.reset), jax.jit(env.step), jax.jit(env.teams), jax.jit(encode_observation))
+    return _Engine(env, jax.jit(env.reset), jax.jit(env.step_env), jax.jit(env.teams), jax.jit(encode_observation))
 
 
 @jax.jit
@@ -77,7 +83,7 @@ def _validate_action(action: Any) -> int:
 
 
 class _PokeEnvBase(gymnasium.Env):
-    metadata = {"render_modes": []}
+    metadata = {"render_modes": RENDER_MODES, "render_fps": 4}  # 4: as Gymnasium's text envs (Taxi, Blackjack)
 
     def __init__(
         self,
@@ -85,11 +91,13 @@ class _PokeEnvBase(gymnasium.Env):
         max_decisions: int = 500,
         illegal_action: str = "raise",
         battle_format: str = CUSTOM_GAME,
+        render_mode: Optional[str] = None,
     ):
         # both backends run JAX: the Showdown env draws its teams and seeds as the JAX env does
         refuse_if_forked_from_jax(type(self).__name__)
         if illegal_action not in ILLEGAL_ACTION_MODES:
             raise ValueError(f"illegal_action must be one of {ILLEGAL_ACTION_MODES}, got {illegal_action!r}")
+        self.render_mode = checked_render_mode(render_mode, RENDER_MODES)
         self.kind = kind
         self.illegal_action = illegal_action
         self.params = EnvParams(max_decisions=max_decisions, battle_format=battle_format)
@@ -136,10 +144,23 @@ class _PokeEnvBase(gymnasium.Env):
             )
         return value, legal
 
+    def _view(self) -> BattleView:
+        raise NotImplementedError
+
+    def render(self) -> Optional[str]:
+        """render_mode="ansi": the battle as text (render.py); None without render_mode."""
+        if self.render_mode is None:
+            warn_no_render_mode("ansi")
+            return None
+        if self._key is None:
+            raise RuntimeError("call reset() before render()")
+        return battle_text(self._view(), self._mask, self._decisions, self.params.max_decisions)
+
     def _lose_for_illegal(self):
         """illegal_action="lose": the episode ends as a loss, the battle left where it was."""
         reward, terminated, truncated = self._finish(False, True)
-        info = {"action_mask": np.zeros(jb.NUM_ACTIONS, bool), "illegal_action": True}
+        self._mask = np.zeros(jb.NUM_ACTIONS, bool)  # the episode is over: nothing is legal (render() says so)
+        info = {"action_mask": self._mask.copy(), "illegal_action": True}
         return self._last_obs.copy(), reward, terminated, truncated, info
 
     def _finish(self, won: bool, lost: bool, drawn: bool = False) -> tuple[float, bool, bool]:
@@ -165,14 +186,19 @@ class PokeJaxGymEnv(_PokeEnvBase):
         self._last_obs = np.asarray(obs)
         return self._last_obs.copy(), {"action_mask": self._mask.copy()}
 
+    def _view(self) -> BattleView:
+        return jax_view(self._state.battle)
+
     def step(self, action: Any):
         value, legal = self._check(action)
         if not legal:
             return self._lose_for_illegal()
-        _, self._state, _, _, info = self._engine.step(self._next_key(), self._state, jnp.int32(value), self.params)
+        obs, self._state, _, _, info = self._engine.step_env(
+            self._next_key(), self._state, jnp.int32(value), self.params
+        )
         reward, terminated, truncated = self._finish(bool(info["won"]), bool(info["lost"]), bool(info["drawn"]))
-        self._last_obs = np.asarray(info["final_observation"])
-        self._mask = np.asarray(info["final_action_mask"])
+        self._last_obs = np.asarray(obs)
+        self._mask = np.asarray(info["action_mask"])
         return (
             self._last_obs.copy(),
             reward,
@@ -234,6 +260,9 @@ class PokeShowdownGymEnv(_PokeEnvBase):
         )
         self._last_obs = np.asarray(obs)
         return self._last_obs.copy()
+
+    def _view(self) -> BattleView:
+        return showdown_view(self._snap)
 
     def _end_battle(self) -> None:
         if self._battle is not None and self._showdown.alive:

@@ -3,9 +3,14 @@
 All N battles step in one jitted, vmapped call of the functional env (jax/env.py) instead of N calls
 through Gymnasium's SyncVectorEnv (`vectorization_mode="sync"`, still available). The episodes are the
 same: env i is the single env `envport/PokeJax-v0` reset with seed + i (or with a seed from its own
-generator when reset without one), step for step, through episode ends and Gymnasium's NEXT_STEP
-autoreset (the step after an episode ends resets that env, ignores its action and returns reward 0),
-with the same keys drawn in the same order (a test plays both side by side).
+generator when reset without one), step for step, through episode ends and Gymnasium's autoreset as
+SyncVectorEnv makes it under the same `autoreset_mode`: NEXT_STEP (the default: the step after an
+episode ends resets that env, ignores its action and returns reward 0) or SAME_STEP (a finished env
+resets in the step that ends its episode, whose observation and info go to info["final_obs"] and
+info["final_info"]), with the same keys drawn in the same order (a test plays both side by side).
+
+render_mode="ansi": render() gives each env's battle as text (render.py), a tuple as SyncVectorEnv gives
+its single envs' texts; a finished battle shows as it ended until its env resets.
 
 Bad input is an error before any battle moves: actions must be an integer array of shape (N,) in
 [0, 9), and with illegal_action="raise" (the default) every action of an env that is not resetting must
@@ -16,7 +21,7 @@ a loss, its battle left where it was, as the single env does.
 from __future__ import annotations
 
 import functools
-from typing import Any, Optional, Sequence
+from typing import Any, Optional, Sequence, Union
 
 import jax
 import jax.numpy as jnp
@@ -27,13 +32,15 @@ from gymnasium.vector.utils import batch_space
 
 from shared.episode_seeds import EpisodeSeeds, SeedArgument
 from shared.jax_fork_guard import refuse_if_forked_from_jax
+from shared.render_mode import checked_render_mode, warn_no_render_mode
 from shared.vector_actions import check_discrete_actions
-from shared.vector_settings import checked_num_envs
+from shared.vector_settings import checked_autoreset_mode, checked_num_envs
 
-from .gym_envs import ILLEGAL_ACTION_MODES, _shared_env
+from .gym_envs import ILLEGAL_ACTION_MODES, RENDER_MODES, _shared_env
 from .jax import battle as jb
 from .jax import prng
 from .jax.env import CUSTOM_GAME, OBS_SIZE, EnvParams
+from .render import battle_text, jax_view
 
 
 @functools.cache
@@ -50,12 +57,14 @@ def _batched_functions(kind: str) -> tuple[Any, Any]:
 
     def step_one(key: jax.Array, state, action: jax.Array, moves: jax.Array, params: EnvParams):
         next_key, step_key = jax.random.split(key)
-        _, next_state, _, _, info = env.step(step_key, state, action, params)
+        # without the auto-reset: a finished battle stays as it ended (render() shows it) until the
+        # NEXT_STEP reset, which _reset_lanes makes as the single env's reset()
+        obs, next_state, _, _, info = env.step_env(step_key, state, action, params)
         # lanes that do not step keep their key and battle (resetting lanes, illegal actions)
         key = jnp.where(moves, next_key, key)
         state = jax.tree_util.tree_map(lambda new, old: jnp.where(moves, new, old), next_state, state)
         outcome = (info["won"], info["lost"], info["drawn"])
-        return key, state, info["final_observation"], info["final_action_mask"], outcome
+        return key, state, obs, info["action_mask"], outcome
 
     batched_reset = jax.jit(jax.vmap(reset_one, in_axes=(0, None)))
     batched_step = jax.jit(jax.vmap(step_one, in_axes=(0, 0, 0, 0, None)))
@@ -74,7 +83,7 @@ def _select(mask: jax.Array, new, old):
 class PokeJaxVectorEnv(VectorEnv):
     """N battles of the JAX engine, stepped together; see the module docstring."""
 
-    metadata = {"render_modes": [], "autoreset_mode": AutoresetMode.NEXT_STEP}
+    metadata = {"render_modes": RENDER_MODES, "render_fps": 4, "autoreset_mode": AutoresetMode.NEXT_STEP}
 
     def __init__(
         self,
@@ -83,11 +92,16 @@ class PokeJaxVectorEnv(VectorEnv):
         max_decisions: int = 500,
         illegal_action: str = "raise",
         battle_format: str = CUSTOM_GAME,
+        render_mode: Optional[str] = None,
+        autoreset_mode: Union[AutoresetMode, str] = AutoresetMode.NEXT_STEP,
     ):
         refuse_if_forked_from_jax("PokeJaxVectorEnv")
+        self.render_mode = checked_render_mode(render_mode, RENDER_MODES)
         if illegal_action not in ILLEGAL_ACTION_MODES:
             raise ValueError(f"illegal_action must be one of {ILLEGAL_ACTION_MODES}, got {illegal_action!r}")
         self.num_envs = checked_num_envs(num_envs)
+        self.autoreset_mode = checked_autoreset_mode(autoreset_mode)
+        self.metadata = {**self.metadata, "autoreset_mode": self.autoreset_mode}
         self.kind = kind
         self.illegal_action = illegal_action
         self.params = EnvParams(max_decisions=max_decisions, battle_format=battle_format)
@@ -129,6 +143,20 @@ class PokeJaxVectorEnv(VectorEnv):
         self._started = True
         return self._obs.copy(), {"action_mask": self._masks.copy(), "_action_mask": np.ones(self.num_envs, bool)}
 
+    def render(self) -> Optional[tuple[str, ...]]:
+        """render_mode="ansi": each env's battle as text; None without render_mode."""
+        if self.render_mode is None:
+            warn_no_render_mode("ansi")
+            return None
+        if not self._started:
+            raise RuntimeError("call reset() before render()")
+        states = jax.device_get(self._states.battle)
+        return tuple(
+            battle_text(jax_view(jax.tree_util.tree_map(lambda leaf, i=i: leaf[i], states)), self._masks[i],
+                        int(self._decisions[i]), self.params.max_decisions)
+            for i in range(self.num_envs)
+        )
+
     # -- step ------------------------------------------------------------------------------------
 
     def step(self, actions: Any):
@@ -166,6 +194,13 @@ class PokeJaxVectorEnv(VectorEnv):
         terminated[stepped] = (won | lost | drawn)[stepped]
         truncated[stepped] = (~terminated & (self._decisions >= self.params.max_decisions))[stepped]
         self._masks[illegal] = False
+        if self.autoreset_mode == AutoresetMode.SAME_STEP:
+            finished = terminated | truncated
+            info = self._same_step_info(finished, illegal)
+            if np.any(finished):
+                self._reset_lanes(finished, [None] * self.num_envs)
+                info["action_mask"] = self._masks.copy()
+            return self._obs.copy(), rewards, terminated, truncated, info
         # SyncVectorEnv's layout: each key with its `_key` mask; a resetting env has only its reset info
         info = {"action_mask": self._masks.copy(), "_action_mask": np.ones(self.num_envs, bool),
                 "illegal_action": illegal, "_illegal_action": ~resetting}
@@ -174,3 +209,23 @@ class PokeJaxVectorEnv(VectorEnv):
             info["action_mask"] = self._masks.copy()
         self._needs_reset = terminated | truncated
         return self._obs.copy(), rewards, terminated, truncated, info
+
+    def _same_step_info(self, finished: np.ndarray, illegal: np.ndarray) -> dict[str, Any]:
+        """SyncVectorEnv's info under SAME_STEP, taken before the finished envs reset: a finished env's
+        step info goes under final_info (its last observation under final_obs) and its reset info (a
+        mask) to the top, where the other envs' step infos are."""
+        n = self.num_envs
+        info: dict[str, Any] = {"action_mask": self._masks.copy(), "_action_mask": np.ones(n, bool)}
+        if not finished.all():  # (a reset's info has no illegal_action: SyncVectorEnv then leaves the key out)
+            info["illegal_action"], info["_illegal_action"] = illegal & ~finished, ~finished
+        if finished.any():
+            final_obs = np.full(n, None, dtype=object)
+            for index in np.flatnonzero(finished):
+                final_obs[index] = self._obs[index].copy()
+            info["final_obs"], info["_final_obs"] = final_obs, finished.copy()
+            info["final_info"] = {
+                "action_mask": self._masks & finished[:, None], "_action_mask": finished.copy(),
+                "illegal_action": illegal & finished, "_illegal_action": finished.copy(),
+            }
+            info["_final_info"] = finished.copy()
+        return info

@@ -4,6 +4,7 @@ uniformly random opponent.
     env = PokeJaxEnv()
     obs, state = env.reset(key, env.default_params)
     obs, state, reward, done, info = env.step(key, state, action, env.default_params)  # auto-resets
+    obs, state, reward, done, info = env.step_env(key, state, action, env.default_params)  # no reset
 
 Teams (EnvParams.battle_format): in "gen1customgame" (the default) both sides draw a team from
 the reset key: six distinct species, levels 50-100, random DVs and stat experience, four distinct
@@ -236,11 +237,14 @@ class PokeJaxEnv:
         after = jb.step(self.kind, battle, jnp.stack([p1_action, opponent_action]), self.tables)
         return after, jnp.where(opponent_mask.any(), opponent_action, -1)
 
-    def step(
+    def step_env(
         self, key: jax.Array, state: EnvState, action: jax.Array, params: EnvParams
     ) -> tuple[jax.Array, EnvState, jax.Array, jax.Array, dict]:
+        """One decision without the auto-reset (gymnax's step_env): the episode as the decision left
+        it, ended or not. step() is this and then, where done, a reset from the key's third part.
+        The Gymnasium envs step with this: their reset comes from reset() or the next step."""
         action = jnp.asarray(action, dtype=jnp.int32)
-        turn_key, switch_key, reset_key = jax.random.split(key, 3)
+        turn_key, switch_key, _ = jax.random.split(key, 3)
         legal = (
             self.legal_mask(state)[jnp.clip(action, 0, jb.NUM_ACTIONS - 1)] & (action >= 0) & (action < jb.NUM_ACTIONS)
         )
@@ -259,24 +263,32 @@ class PokeJaxEnv:
         done = won | lost | drawn | truncated
         reward = jnp.where(won & legal, 1.0, jnp.where(lost, -1.0, 0.0)).astype(jnp.float32)
         next_state = EnvState(battle=battle, decisions=decisions, seed=state.seed)
-        reset_obs, reset_state = self.reset(reset_key, params)
-        final_obs = self.observation(next_state)
-        next_state = jax.tree_util.tree_map(lambda a, b: jnp.where(done, a, b), reset_state, next_state)
-        obs = jnp.where(done, reset_obs, final_obs)
         info = {
             "action_mask": self.legal_mask(next_state),
             "illegal_action": ~legal,
             "won": won & legal,
             "lost": lost,
             "drawn": drawn,
-            # the mask of the state the step ended in (before any auto-reset), with final_observation
-            "final_action_mask": jb.legal_actions(battle)[0],
             "truncated": truncated & ~(won | lost | drawn),
-            "final_observation": final_obs,
             # what the opponent chose (-1: nothing asked of it), so a battle can be replayed on Showdown
             "opponent_actions": jnp.stack([opponent_action, replacement]),
         }
-        return obs, next_state, reward, done, info
+        return self.observation(next_state), next_state, reward, done, info
+
+    def step(
+        self, key: jax.Array, state: EnvState, action: jax.Array, params: EnvParams
+    ) -> tuple[jax.Array, EnvState, jax.Array, jax.Array, dict]:
+        final_obs, final_state, reward, done, info = self.step_env(key, state, action, params)
+        reset_obs, reset_state = self.reset(jax.random.split(key, 3)[2], params)
+        next_state = jax.tree_util.tree_map(lambda a, b: jnp.where(done, a, b), reset_state, final_state)
+        info = {
+            **info,
+            "action_mask": self.legal_mask(next_state),
+            # the observation and mask of the state the step ended in (before any auto-reset)
+            "final_observation": final_obs,
+            "final_action_mask": info["action_mask"],
+        }
+        return jnp.where(done, reset_obs, final_obs), next_state, reward, done, info
 
     # -- observation --------------------------------------------------------------------------------
 

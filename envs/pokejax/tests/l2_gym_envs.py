@@ -4,6 +4,7 @@ random-battle format: l2_functional_env.py)."""
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -12,6 +13,7 @@ import gymnasium
 import numpy as np
 import pytest
 from gymnasium.utils.env_checker import check_env
+from gymnasium.vector import AutoresetMode
 
 import envs.pokejax  # noqa: F401  (registers the ids)
 from envs.pokejax.jax import battle as jb
@@ -21,13 +23,14 @@ from envs.pokejax.jax.tables import BOOST_KEYS, STATUSES, VOLATILES, gen1_tables
 from envs.pokejax.tests.components import POKEJAX
 from envs.pokejax.tests.episodes import play_episode, same_episode
 from envs.pokejax.vector_env import PokeJaxVectorEnv
+from shared.verification.vector_info import assert_same_vector_info
 
 IDS = ["envport/PokeJax-v0", "envport/PokeShowdown-v0"]
 
 
 @pytest.fixture(scope="module")
 def both():
-    envs = {env_id: gymnasium.make(env_id) for env_id in IDS}
+    envs = {env_id: gymnasium.make(env_id, render_mode="ansi") for env_id in IDS}
     yield envs
     for env in envs.values():
         env.close()
@@ -36,7 +39,7 @@ def both():
 @POKEJAX.covers("battle")
 @pytest.mark.parametrize("env_id", IDS)
 def test_check_env(both, env_id):
-    check_env(both[env_id].unwrapped, skip_render_check=True)
+    check_env(both[env_id].unwrapped)
 
 
 @POKEJAX.covers("battle")
@@ -81,6 +84,75 @@ def test_showdown_and_pokejax_give_the_same_episode(both, seed):
     showdown_episode = play_episode(both["envport/PokeShowdown-v0"], seed, seed)
     assert len(jax_episode) > 5 and jax_episode[-1][2], "a whole battle, played to its end"
     assert same_episode(jax_episode, showdown_episode)
+
+
+def _request_lines(request: dict) -> list[str]:
+    """What a player's own request says of each of its Pokemon ("Mr. Mime, L80" and "120/186 par"),
+    as patterns for render()'s lines: Showdown's words for the player, not the state the view reads."""
+    patterns = []
+    for slot, pokemon in enumerate(request["side"]["pokemon"]):
+        name, *rest = pokemon["details"].split(", ")
+        level = next((part[1:] for part in rest if re.fullmatch(r"L\d+", part)), "100")  # Showdown omits L100
+        condition = pokemon["condition"].split(" ")
+        head = rf"  {'>' if slot == 0 else ' '} {re.escape(name)} +L{level} +"
+        if condition[-1] == "fnt":
+            patterns.append(head + "fainted")
+        else:
+            status = rf"  {condition[1].upper()}" if len(condition) > 1 else ""
+            patterns.append(head + rf"HP {condition[0]}{status}")
+    return patterns
+
+
+@POKEJAX.covers("battle")
+@pytest.mark.parametrize("seed", [5, 11])
+def test_both_backends_render_the_same_battle_as_showdown_tells_its_players(both, seed):
+    """render_mode="ansi": the two backends' texts are equal at every decision of a whole battle
+    (the JAX env's from its battle state, the Showdown env's from Showdown's), and the Showdown env's
+    lines say what Showdown's requests tell each player of its team (names, levels, HP, status)."""
+    texts = {}
+    for env_id, env in both.items():
+        _, info = env.reset(seed=seed)
+        rng, seen, done = np.random.default_rng(seed), [env.render()], False
+        while not done:
+            _, _, terminated, truncated, info = env.step(int(rng.choice(np.flatnonzero(info["action_mask"]))))
+            seen.append(env.render())
+            done = terminated or truncated
+            if env_id == "envport/PokeShowdown-v0":
+                snap = env.unwrapped._snap
+                for side, request in enumerate(snap["requests"]):
+                    transformed = snap["state"]["sides"][side]["pokemon"][0]["transformed"]
+                    if request is None or "side" not in request:
+                        continue
+                    block = seen[-1].split(f"\np{side + 1}\n")[1].splitlines()
+                    pokemon_lines = [line for line in block if not line.startswith("      ")][: len(request["side"]["pokemon"])]
+                    for slot, (pattern, line) in enumerate(zip(_request_lines(request), pokemon_lines, strict=True)):
+                        # details keep a transformed Pokemon's own species, the state (and the text) its target's
+                        if not (slot == 0 and transformed):
+                            assert re.fullmatch(pattern, line), f"p{side + 1} slot {slot + 1}: {line!r} !~ {pattern!r}"
+        texts[env_id] = seen
+    jax_texts, showdown_texts = texts["envport/PokeJax-v0"], texts["envport/PokeShowdown-v0"]
+    assert len(jax_texts) > 20 and "Battle over: p" in jax_texts[-1]
+    for decision, (ours, theirs) in enumerate(zip(jax_texts, showdown_texts, strict=True)):
+        assert ours == theirs, f"decision {decision}:\n{ours}\n!=\n{theirs}"
+
+
+@pytest.mark.parametrize("env_id", IDS)
+def test_rendering_errors_and_warnings(env_id):
+    with pytest.raises(ValueError, match="render_mode must be None or one of"):
+        gymnasium.make(env_id, render_mode="rgb_array")
+    env = gymnasium.make(env_id, render_mode="ansi")
+    try:
+        with pytest.raises(RuntimeError, match="reset"):
+            env.unwrapped.render()  # (under Gymnasium's order-enforcing wrapper, its own ResetNeeded)
+    finally:
+        env.close()
+    silent = gymnasium.make(env_id)
+    try:
+        silent.reset(seed=0)
+        with pytest.warns(UserWarning, match='render_mode="ansi"'):
+            assert silent.render() is None
+    finally:
+        silent.close()
 
 
 @POKEJAX.covers("battle")
@@ -194,45 +266,56 @@ def test_vector_env():
     envs.close()
 
 
-def _vector_run(mode: str, steps: int, **kwargs) -> list:
+def _vector_run(mode: str, steps: int, autoreset_mode: AutoresetMode, **kwargs) -> list:
     """Everything a vector env returns over `steps` steps of random actions, now and then an
     illegal one (drawn from a fixed generator, so both modes get the same actions)."""
-    envs = gymnasium.make_vec("envport/PokeJax-v0", num_envs=3, vectorization_mode=mode, **kwargs)
+    if mode == "sync":
+        envs = gymnasium.make_vec("envport/PokeJax-v0", num_envs=3, vectorization_mode=mode,
+                                  vector_kwargs={"autoreset_mode": autoreset_mode}, **kwargs)
+    else:
+        envs = gymnasium.make_vec("envport/PokeJax-v0", num_envs=3, vectorization_mode=mode,
+                                  autoreset_mode=autoreset_mode, **kwargs)
+    assert envs.metadata["autoreset_mode"] == autoreset_mode
     rng = np.random.default_rng(5)
     obs, info = envs.reset(seed=11)
-    record = [(obs, info["action_mask"], info)]
+    record = [(obs, info["action_mask"], envs.render(), info)]
     for _ in range(steps):
         actions = np.array(
             [int(rng.integers(9)) if rng.random() < 0.1 or not mask.any() else int(rng.choice(np.flatnonzero(mask)))
              for mask in info["action_mask"]]
         )
         obs, reward, terminated, truncated, info = envs.step(actions)
-        record.append((obs, reward, terminated, truncated, info["action_mask"], info))
+        record.append((obs, reward, terminated, truncated, info["action_mask"], envs.render(), info))
     envs.close()
-    assert all(entry[-2].dtype == bool for entry in record), f"{mode}: a bool mask (the root README's Conventions)"
+    assert all(entry[-3].dtype == bool for entry in record), f"{mode}: a bool mask (the root README's Conventions)"
     return record
 
 
 @POKEJAX.covers("battle")
-def test_native_vector_env_plays_the_single_envs_episodes():
-    """The native vector env against Gymnasium's SyncVectorEnv of single envs seeded 11, 12, 13:
-    every observation, reward, end flag, legal mask and info (keys, `_key` masks) equal at every step, through episodes that
-    end by a loss for an illegal action, by truncation (12 decisions) and by the battle's end, and
-    through NEXT_STEP's resets (which draw each env's next seed from its own generator)."""
-    kwargs = {"max_decisions": 12, "illegal_action": "lose"}
-    native, sync = _vector_run("vector_entry_point", 80, **kwargs), _vector_run("sync", 80, **kwargs)
+@pytest.mark.parametrize("autoreset_mode", [AutoresetMode.NEXT_STEP, AutoresetMode.SAME_STEP])
+def test_native_vector_env_plays_the_single_envs_episodes(autoreset_mode):
+    """The native vector env against Gymnasium's SyncVectorEnv of single envs seeded 11, 12, 13, under
+    either autoreset mode: every observation, reward, end flag, legal mask, rendered text and info
+    (keys, `_key` masks, SAME_STEP's final_obs and final_info) equal at every step (a finished battle
+    renders as it ended until its env resets), through episodes that end by a loss for an illegal
+    action, by truncation (12 decisions) and by the battle's end, and through the resets (which draw
+    each env's next seed from its own generator)."""
+    kwargs = {"max_decisions": 12, "illegal_action": "lose", "render_mode": "ansi"}
+    native = _vector_run("vector_entry_point", 80, autoreset_mode, **kwargs)
+    sync = _vector_run("sync", 80, autoreset_mode, **kwargs)
     for step, (ours, theirs) in enumerate(zip(native, sync, strict=True)):
         for field, (a, b) in enumerate(zip(ours[:-1], theirs[:-1], strict=True)):
             assert np.array_equal(a, b), f"step {step}, field {field}: {a} != {b}"
-        # the whole info as SyncVectorEnv lays it out: the same keys, `_key` masks and values
-        ours_info, their_info = ours[-1], theirs[-1]
-        assert sorted(ours_info) == sorted(their_info), f"step {step}"
-        for key, values in ours_info.items():
-            assert values.dtype == their_info[key].dtype and np.array_equal(values, their_info[key]), f"step {step}, {key}"
+        assert_same_vector_info(ours[-1], theirs[-1], f"step {step}")
     rewards = np.stack([entry[1] for entry in native[1:]])
     ended = np.stack([entry[2] | entry[3] for entry in native[1:]])
     truncated = np.stack([entry[3] for entry in native[1:]])
     assert truncated.any() and (ended & (rewards == -1.0)).any() and ended.sum() >= 12, "episodes of each ending"
+    if autoreset_mode == AutoresetMode.SAME_STEP:
+        assert all(("final_obs" in entry[-1]) == (entry[2] | entry[3]).any() for entry in native[1:])
+        for entry in native[1:]:
+            for index in np.flatnonzero(entry[2] | entry[3]):  # the new battle's first turn, the old one's end
+                assert entry[0][index][-1] == np.float32(1 / 1000) and entry[-1]["final_obs"][index][-1] > entry[0][index][-1]
 
 
 @POKEJAX.covers("battle")
@@ -285,3 +368,15 @@ def test_native_vector_env_refuses_an_illegal_action_before_stepping_anything():
     finally:
         single.close()
         envs.close()
+
+
+def test_native_vector_env_rendering_errors_and_warnings():
+    with pytest.raises(ValueError, match="render_mode must be None or one of"):
+        gymnasium.make_vec("envport/PokeJax-v0", num_envs=3, render_mode="rgb_array")
+    with pytest.raises(RuntimeError, match="reset"):
+        gymnasium.make_vec("envport/PokeJax-v0", num_envs=3, render_mode="ansi").render()
+    envs = gymnasium.make_vec("envport/PokeJax-v0", num_envs=3)
+    envs.reset(seed=0)
+    with pytest.warns(UserWarning, match='render_mode="ansi"'):
+        assert envs.render() is None
+    envs.close()
