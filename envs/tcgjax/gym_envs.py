@@ -129,7 +129,8 @@ class TcgReferenceEnv(gymnasium.Env):
         self._last_obs = obs
         game = self.game
         return {"action_mask": obs[MASK_SLICE[0]:MASK_SLICE[1]] > 0.5, "turn": game.turn, "winner": game.winner,
-                "points": (game.players[0].points, game.players[1].points)}
+                # an array, so that a vector env's info holds (num_envs, 2) integers, not tuples
+                "points": np.array([game.players[0].points, game.players[1].points], np.int64)}
 
     def render(self) -> Optional[str]:
         """The agent's view of the game as text (render_mode="ansi"): the same text on both engines."""

@@ -10,6 +10,7 @@ from gymnasium.vector import AutoresetMode, SyncVectorEnv
 
 from envs.emurust import game2048, gym_envs  # noqa: F401  (registers the env ids)
 from envs.emurust.vector_2048 import FlatFloatObservations, Game2048RustVectorEnv, decode
+from shared.verification.vector_info import assert_same_vector_info
 
 from .harness import ROMS, core
 
@@ -19,7 +20,8 @@ ENV_ID = "envport/Game2048Rust-v0"
 @pytest.mark.parametrize("mode", [AutoresetMode.NEXT_STEP, AutoresetMode.SAME_STEP], ids=lambda m: m.value)
 def test_vector_env_equals_sync_vector_env(mode):
     """Same seeds, same actions: equal observations, rewards, terminations, truncations and scores
-    at every step, through truncations and autoresets (a short time limit forces several)."""
+    and infos (as SyncVectorEnv lays them out) at every step, through truncations and autoresets (a short
+    time limit forces several)."""
     num_envs, limit = 3, 9
     sync = gymnasium.make_vec(ENV_ID, num_envs=num_envs, vectorization_mode="sync", max_episode_steps=limit,
                               vector_kwargs={"autoreset_mode": mode})
@@ -28,7 +30,7 @@ def test_vector_env_equals_sync_vector_env(mode):
     seeds = [4, 40, 400]
     (obs_a, info_a), (obs_b, info_b) = sync.reset(seed=seeds), native.reset(seed=seeds)
     np.testing.assert_array_equal(obs_a, obs_b)
-    np.testing.assert_array_equal(info_a["score"], info_b["score"])
+    assert_same_vector_info(info_b, info_a, "reset")
     rng = np.random.default_rng(2)
     resets = 0
     for step in range(30):
@@ -36,12 +38,11 @@ def test_vector_env_equals_sync_vector_env(mode):
         out_a, out_b = sync.step(actions), native.step(actions)
         for name, a, b in zip(("obs", "reward", "terminated", "truncated"), out_a[:4], out_b[:4], strict=True):
             np.testing.assert_array_equal(a, b, err_msg=f"step {step} {name}")
-        np.testing.assert_array_equal(out_a[4]["score"], out_b[4]["score"], err_msg=f"step {step} score")
+        # the whole info: scores, `_key` masks, SAME_STEP's final_obs and final_info
+        assert_same_vector_info(out_b[4], out_a[4], f"step {step}")
         finished = out_a[2] | out_a[3]
         resets += int(finished.sum())
-        if mode == AutoresetMode.SAME_STEP and finished.any():
-            for i in np.flatnonzero(finished):
-                np.testing.assert_array_equal(out_a[4]["final_obs"][i], out_b[4]["final_obs"][i])
+        assert (mode == AutoresetMode.SAME_STEP and finished.any()) == ("final_obs" in out_b[4]), f"step {step}"
     assert resets >= num_envs * 2, "the time limit should have forced autoresets"
     sync.close()
     native.close()

@@ -121,7 +121,7 @@ class TcgJaxGymEnv(gymnasium.Env):
         game = self._state.game
         turn, winner, points = jax.device_get((game.turn, game.winner, game.points))  # not the whole state
         info = {"action_mask": self._mask.copy(), "turn": int(turn), "winner": int(winner),
-                "points": (int(points[0]), int(points[1]))}
+                "points": np.asarray(points, np.int64)}
         return obs, info
 
     def render(self) -> Optional[str]:

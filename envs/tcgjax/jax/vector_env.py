@@ -4,10 +4,14 @@ All N games advance in one jitted call (env.py's `play_batch`, with its gatherin
 whose opponent is still deciding) instead of N calls through Gymnasium's SyncVectorEnv
 (`vectorization_mode="sync"`, still available). The episodes are the same: env i is the single env
 (gym_env.py) reset with seed + i (or with a seed from its own generator when reset without one), step
-for step, through episode ends and Gymnasium's NEXT_STEP autoreset (the step after an episode ends
-starts the next one in that env, ignores its action and returns reward 0); a test plays both side by
-side. Each episode's decks are chosen on the host from its seed (gym_envs.episode_decks), so every
-deck option of the single env works here.
+for step, through episode ends and Gymnasium's autoreset as SyncVectorEnv makes it under the same
+`autoreset_mode`: NEXT_STEP (the default: the step after an episode ends starts the next one in that
+env, ignores its action and returns reward 0) or SAME_STEP (a finished env starts its next episode in
+the step that ends the last, whose observation and info go to info["final_obs"] and
+info["final_info"]). The info is SyncVectorEnv's too: each key with its `_key` mask, "illegal_action"
+only in a step where some env played one. A test plays both side by side. Each episode's decks are
+chosen on the host from its seed (gym_envs.episode_decks), so every deck option of the single env
+works here.
 
 Bad input is an error before any game moves: actions must be an integer array of shape (N,) in
 [0, 111), and with illegal_action="raise" (the default) the action of every env that is not starting
@@ -38,6 +42,7 @@ from shared.episode_seeds import EpisodeSeeds, SeedArgument
 from shared.jax_fork_guard import refuse_if_forked_from_jax
 from shared.render_mode import checked_render_mode, warn_no_render_mode
 from shared.vector_actions import check_discrete_actions
+from shared.vector_settings import checked_autoreset_mode, checked_num_envs
 
 
 @functools.cache
@@ -67,6 +72,12 @@ def _batched_functions(gather: bool, config: RuleConfig = RuleConfig()) -> tuple
     return jax.jit(advance), empty_states
 
 
+@jax.jit
+def _select(lanes: jax.Array, new, old):
+    """`new` in the lanes set in `lanes`, else `old`, leaf by leaf (one jitted call for the whole state)."""
+    return jax.tree_util.tree_map(lambda a, b: jnp.where(lanes.reshape((-1,) + (1,) * (a.ndim - 1)), a, b), new, old)
+
+
 class TcgJaxVectorEnv(VectorEnv):
     """N games of the JAX engine, advanced together; see the module docstring."""
 
@@ -74,13 +85,14 @@ class TcgJaxVectorEnv(VectorEnv):
 
     def __init__(self, num_envs: int = 1, decks: Union[str, tuple[str, str]] = ("fire", "water"),
                  illegal_action: str = "raise", config: RuleConfig = RuleConfig(), max_decisions: int = 2000,
-                 gather: bool = True, render_mode: Optional[str] = None):
+                 gather: bool = True, render_mode: Optional[str] = None,
+                 autoreset_mode: Union[AutoresetMode, str] = AutoresetMode.NEXT_STEP):
         refuse_if_forked_from_jax("TcgJaxVectorEnv")
         self.render_mode = checked_render_mode(render_mode, RENDER_MODES)
-        if int(num_envs) < 1:
-            raise ValueError(f"num_envs must be at least 1, got {num_envs}")
+        self.num_envs = checked_num_envs(num_envs)
+        self.autoreset_mode = checked_autoreset_mode(autoreset_mode)
+        self.metadata = {**self.metadata, "autoreset_mode": self.autoreset_mode}
         check_arguments(decks, illegal_action, config)
-        self.num_envs = int(num_envs)
         filler = episode_inputs(decks, 0, config)
         self._filler_batch = tuple(jnp.asarray(np.stack([part] * self.num_envs)) for part in filler)
         self.decks, self.illegal_action, self.config, self.max_decisions = decks, illegal_action, config, max_decisions
@@ -122,10 +134,22 @@ class TcgJaxVectorEnv(VectorEnv):
             states, inputs, jnp.asarray(starting), jnp.asarray(actions, jnp.int32))
         self._obs = np.asarray(obs)
         self._masks = self._obs[:, MASK_SLICE[0]:MASK_SLICE[1]] > 0.5
-        self._info = {"action_mask": self._masks.copy(), "turn": np.asarray(turn), "winner": np.asarray(winner),
-                      "points": np.asarray(points)}
+        # the single env's info values, batched as SyncVectorEnv batches them (Python ints: int64)
+        self._info = {"action_mask": self._masks.copy(), "turn": np.asarray(turn, np.int64),
+                      "winner": np.asarray(winner, np.int64), "points": np.asarray(points, np.int64)}
         self._decisions[starting] = 0
         return np.asarray(rewards), np.asarray(terminated)
+
+    def _start_in_place(self, lanes: np.ndarray) -> None:
+        """SAME_STEP: the next episode in `lanes`, the other lanes left exactly as they are (the same
+        compiled call as a step's, whose other lanes' results are not kept)."""
+        kept_states, kept_obs, kept_info = self._states, self._obs, self._info
+        self._run(lanes, [None] * self.num_envs, np.full(self.num_envs, NO_ACTION, np.int32))
+        self._states = _select(jnp.asarray(lanes), self._states, kept_states)
+        self._obs = np.where(lanes[:, None], self._obs, kept_obs)
+        self._masks = self._obs[:, MASK_SLICE[0]:MASK_SLICE[1]] > 0.5
+        self._info = {key: np.where(lanes.reshape((-1,) + (1,) * (value.ndim - 1)), self._info[key], value)
+                      for key, value in kept_info.items()}
 
     def reset(self, *, seed: SeedArgument = None, options: Optional[dict] = None):
         super().reset(seed=seed if isinstance(seed, (int, np.integer)) else None)
@@ -133,7 +157,7 @@ class TcgJaxVectorEnv(VectorEnv):
         self._run(starting, self._seeds.per_env(seed), np.full(self.num_envs, NO_ACTION, np.int32))
         self._needs_reset[:] = False
         self._started = True
-        return self._obs.copy(), dict(self._info)
+        return self._obs.copy(), self._batched_info(self._info, np.ones(self.num_envs, bool))
 
     def render(self) -> Optional[tuple[str, ...]]:
         """render_mode="ansi": each env's last observation as text (describe.py), a tuple as
@@ -163,5 +187,39 @@ class TcgJaxVectorEnv(VectorEnv):
         terminated = moved & terminated
         truncated = moved & ~terminated & (self._decisions >= self.max_decisions)
         rewards = np.where(moved, rewards, np.float32(0.0))  # a starting lane's step gives 0
-        self._needs_reset = terminated | truncated
-        return self._obs.copy(), rewards, terminated, truncated, {**self._info, "illegal_action": illegal}
+        finished = terminated | truncated
+        if self.autoreset_mode == AutoresetMode.NEXT_STEP:
+            self._needs_reset = finished
+            return self._obs.copy(), rewards, terminated, truncated, self._step_info(illegal, np.ones(self.num_envs, bool))
+        info = self._step_info(illegal & ~finished, ~finished)
+        if finished.any():
+            final_obs = np.full(self.num_envs, None, dtype=object)
+            for lane in np.flatnonzero(finished):
+                final_obs[lane] = self._obs[lane].copy()
+            info["final_obs"], info["_final_obs"] = final_obs, finished.copy()
+            info["final_info"], info["_final_info"] = self._step_info(illegal & finished, finished), finished.copy()
+            self._start_in_place(finished)
+            # a restarted env's reset info at the top, as SyncVectorEnv puts it
+            fresh = self._batched_info(self._info, finished)
+            for key, values in fresh.items():
+                if not key.startswith("_"):
+                    info[key] = np.where(finished.reshape((-1,) + (1,) * (values.ndim - 1)), values, info[key])
+                    info[f"_{key}"] = info[f"_{key}"] | finished
+        return self._obs.copy(), rewards, terminated, truncated, info
+
+    def _batched_info(self, values: dict[str, np.ndarray], present: np.ndarray) -> dict[str, Any]:
+        """The keys of `values` as SyncVectorEnv lays them out for the envs where `present` (zeros elsewhere),
+        each with its `_key` mask."""
+        info: dict[str, Any] = {}
+        for key, value in values.items():
+            info[key] = np.where(present.reshape((-1,) + (1,) * (value.ndim - 1)), value, np.zeros_like(value))
+            info[f"_{key}"] = present.copy()
+        return info
+
+    def _step_info(self, illegal: np.ndarray, present: np.ndarray) -> dict[str, Any]:
+        """The step infos of the envs where `present`: the last _run's values, and illegal_action where
+        an env played one (a single env's info has the key only then)."""
+        info = self._batched_info(self._info, present)
+        if illegal.any():
+            info["illegal_action"], info["_illegal_action"] = illegal.copy(), illegal.copy()
+        return info

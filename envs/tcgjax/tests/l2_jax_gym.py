@@ -9,6 +9,7 @@ import gymnasium
 import numpy as np
 import pytest
 from gymnasium.utils.env_checker import check_env
+from gymnasium.vector import AutoresetMode
 
 import envs.tcgjax.gym_envs  # noqa: F401  (registers the ids)
 from envs.tcgjax.gym_envs import TcgReferenceEnv
@@ -18,6 +19,7 @@ from envs.tcgjax.reference import actions as A
 from envs.tcgjax.reference.config import RuleConfig
 from envs.tcgjax.reference.rng import Stream
 from envs.tcgjax.tests.components import TCGJAX
+from shared.verification.vector_info import assert_same_vector_info
 
 ILLEGAL_EVERY = 23  # the agents below try an illegal action about this often (illegal_action="lose")
 
@@ -31,15 +33,6 @@ def agent_action(stream: Stream, mask: np.ndarray, illegal: bool) -> int:
     return int(pool[stream.below(len(pool))])
 
 
-def assert_same_info(expected: dict, actual: dict, where: str) -> None:
-    assert set(expected) == set(actual), f"{where}: info keys {sorted(expected)} vs {sorted(actual)}"
-    for key in expected:
-        assert np.array_equal(np.asarray(expected[key]), np.asarray(actual[key])), \
-            f"{where}: info[{key!r}] {expected[key]} vs {actual[key]}"
-        if isinstance(expected[key], np.ndarray):  # the mask: bool on both (README's Conventions)
-            assert expected[key].dtype == np.asarray(actual[key]).dtype, f"{where}: info[{key!r}]'s dtype"
-
-
 def play_side_by_side(seed: int, decks, illegal_every: int = 0, max_decisions: int = 2000) -> list:
     """One episode on both single envs with the same actions; asserts every output equal and returns
     the (reward, terminated, truncated, illegal) of its last step."""
@@ -48,7 +41,7 @@ def play_side_by_side(seed: int, decks, illegal_every: int = 0, max_decisions: i
     ours = TcgJaxGymEnv(decks=decks, illegal_action=mode, max_decisions=max_decisions)
     expected, actual = reference.reset(seed=seed), ours.reset(seed=seed)
     assert np.array_equal(expected[0], actual[0]), f"seed {seed}: reset observation"
-    assert_same_info(expected[1], actual[1], f"seed {seed}, reset")
+    assert_same_vector_info(expected[1], actual[1], f"seed {seed}, reset")
     policy = Stream(seed)
     for decision in range(5000):
         illegal = bool(illegal_every) and policy.below(illegal_every) == 0
@@ -57,7 +50,7 @@ def play_side_by_side(seed: int, decks, illegal_every: int = 0, max_decisions: i
         where = f"seed {seed}, decision {decision}, action {action}"
         assert np.array_equal(expected[0], actual[0]), f"{where}: observation"
         assert expected[1:4] == actual[1:4], f"{where}: (reward, terminated, truncated) {expected[1:4]} vs {actual[1:4]}"
-        assert_same_info(expected[4], actual[4], where)
+        assert_same_vector_info(expected[4], actual[4], where)
         if expected[2] or expected[3]:
             return [*expected[1:4], expected[4].get("illegal_action", False)]
     raise AssertionError(f"seed {seed}: no end after 5000 decisions")
@@ -123,21 +116,24 @@ def vector_actions(streams: list[Stream], masks: np.ndarray) -> np.ndarray:
 
 
 @TCGJAX.covers("env", "engine", "observation")
-def test_native_vector_env_plays_the_reference_sync_vector_envs_episodes():
+@pytest.mark.parametrize("autoreset_mode", [AutoresetMode.NEXT_STEP, AutoresetMode.SAME_STEP], ids=lambda m: m.name)
+def test_native_vector_env_plays_the_reference_sync_vector_envs_episodes(autoreset_mode):
     """Env i of make_vec's native vector env is the reference env seeded 40 + i, through illegal
-    actions, cuts at 15 decisions and NEXT_STEP autoresets (whose seeds each env's generator draws);
-    render_mode="ansi" gives the texts SyncVectorEnv gives."""
+    actions, cuts at 15 decisions and autoresets (whose seeds each env's generator draws), under either
+    autoreset mode: every observation, reward, end, info (keys, `_key` masks, dtypes, SAME_STEP's
+    final_obs and final_info) and render_mode="ansi" text as SyncVectorEnv gives them."""
     kwargs = dict(decks="random", illegal_action="lose", max_decisions=15, render_mode="ansi")
-    ours = gymnasium.make_vec("envport/TcgPocketJax-v0", num_envs=3, **kwargs)
-    assert isinstance(ours, TcgJaxVectorEnv)
-    reference = gymnasium.make_vec("envport/TcgPocketReference-v0", num_envs=3, vectorization_mode="sync", **kwargs)
+    ours = gymnasium.make_vec("envport/TcgPocketJax-v0", num_envs=3, autoreset_mode=autoreset_mode, **kwargs)
+    assert isinstance(ours, TcgJaxVectorEnv) and ours.metadata["autoreset_mode"] == autoreset_mode
+    reference = gymnasium.make_vec("envport/TcgPocketReference-v0", num_envs=3, vectorization_mode="sync",
+                                   vector_kwargs={"autoreset_mode": autoreset_mode}, **kwargs)
     expected, actual = reference.reset(seed=40), ours.reset(seed=40)
     streams = [Stream(1000 + i) for i in range(3)]
-    ends = np.zeros(3, int)
+    ends, illegal_steps = np.zeros(3, int), 0
     for step in range(160):
         assert np.array_equal(expected[0], actual[0]), f"step {step}: observations"
-        assert np.array_equal(expected[-1]["action_mask"], actual[-1]["action_mask"]), f"step {step}: masks"
-        assert expected[-1]["action_mask"].dtype == actual[-1]["action_mask"].dtype == bool, f"step {step}: masks"
+        assert_same_vector_info(actual[-1], expected[-1], f"step {step}")
+        assert expected[-1]["action_mask"].dtype == bool, f"step {step}: masks"
         texts = reference.render()
         assert isinstance(texts, tuple) and len(texts) == 3 and texts == ours.render(), f"step {step}: texts"
         actions = vector_actions(streams, expected[-1]["action_mask"])
@@ -145,7 +141,9 @@ def test_native_vector_env_plays_the_reference_sync_vector_envs_episodes():
         for k, name in enumerate(("reward", "terminated", "truncated"), start=1):
             assert np.array_equal(expected[k], actual[k]), f"step {step}: {name} {expected[k]} vs {actual[k]}"
         ends += expected[2] | expected[3]
-    assert (ends >= 3).all(), ends  # every env went through several autoresets
+        illegal_steps += "illegal_action" in expected[-1] or "illegal_action" in expected[-1].get("final_info", {})
+    assert_same_vector_info(actual[-1], expected[-1], "last step")
+    assert (ends >= 3).all() and illegal_steps >= 3, (ends, illegal_steps)  # several autoresets, illegal actions
 
 
 @TCGJAX.covers("env")
