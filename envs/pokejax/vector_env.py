@@ -57,8 +57,8 @@ def _batched_functions(kind: str) -> tuple[Any, Any]:
 
     def step_one(key: jax.Array, state, action: jax.Array, moves: jax.Array, params: EnvParams):
         next_key, step_key = jax.random.split(key)
-        # without the auto-reset: a finished battle stays as it ended (render() shows it) until the
-        # NEXT_STEP reset, which _reset_lanes makes as the single env's reset()
+        # without the auto-reset: a finished battle stays as it ended (render() shows it) until its env
+        # resets (the next step, or this one under SAME_STEP) through _reset_lanes, as the single env's reset()
         obs, next_state, _, _, info = env.step_env(step_key, state, action, params)
         # lanes that do not step keep their key and battle (resetting lanes, illegal actions)
         key = jnp.where(moves, next_key, key)
