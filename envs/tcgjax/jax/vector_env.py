@@ -191,21 +191,18 @@ class TcgJaxVectorEnv(VectorEnv):
         if self.autoreset_mode == AutoresetMode.NEXT_STEP:
             self._needs_reset = finished
             return self._obs.copy(), rewards, terminated, truncated, self._step_info(illegal, np.ones(self.num_envs, bool))
-        info = self._step_info(illegal & ~finished, ~finished)
+        final: dict[str, Any] = {}
         if finished.any():
             final_obs = np.full(self.num_envs, None, dtype=object)
             for lane in np.flatnonzero(finished):
                 final_obs[lane] = self._obs[lane].copy()
-            info["final_obs"], info["_final_obs"] = final_obs, finished.copy()
-            info["final_info"], info["_final_info"] = self._step_info(illegal & finished, finished), finished.copy()
+            final = {"final_obs": final_obs, "_final_obs": finished.copy(),
+                     "final_info": self._step_info(illegal & finished, finished), "_final_info": finished.copy()}
             self._start_in_place(finished)
-            # a restarted env's reset info at the top, as SyncVectorEnv puts it
-            fresh = self._batched_info(self._info, finished)
-            for key, values in fresh.items():
-                if not key.startswith("_"):
-                    info[key] = np.where(finished.reshape((-1,) + (1,) * (values.ndim - 1)), values, info[key])
-                    info[f"_{key}"] = info[f"_{key}"] | finished
-        return self._obs.copy(), rewards, terminated, truncated, info
+        # at the top, a restarted env's reset info and the others' step info, as SyncVectorEnv puts them:
+        # the same keys, which the last values now hold for both
+        info = self._step_info(illegal & ~finished, np.ones(self.num_envs, bool))
+        return self._obs.copy(), rewards, terminated, truncated, {**info, **final}
 
     def _batched_info(self, values: dict[str, np.ndarray], present: np.ndarray) -> dict[str, Any]:
         """The keys of `values` as SyncVectorEnv lays them out for the envs where `present` (zeros elsewhere),
