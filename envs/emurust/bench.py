@@ -26,7 +26,10 @@ Backends, each in its fastest honest configuration:
 - ours: `emurust_core.GameBoy` on the calling thread, and `GameBoyVec` (Rayon, GIL released) with 1
   and 2 threads at batch 1..256, in PyBoy-compatible timing by default (what the Gymnasium envs
   run; `--timing dmg` for hardware timing), with the sound registers off as PyBoy's are here
-  (`sound_emulated=False`: the same configuration on both, and the Gymnasium envs' default).
+  (`sound_emulated=False`: the same configuration on both, and the Gymnasium envs' default), and
+  its compiled blocks on (the default: machine code compiled from the ROM on a block's 16th visit,
+  shared by the emulators of a ROM in the process; the compiling falls in each row's first timing
+  window, of the three whose best is kept).
 The ratios divide by PyBoy's 2-process figure of the same workload. Results go to the console, to
 bench-results/emurust.json and to a plot beside it (emurust.png: each workload's rate against the
 batch); `--plot-from FILE.json` redraws a saved run's plot without measuring.

@@ -261,13 +261,14 @@ def build(crate_dir: Path = CRATE_DIR, *, quiet: bool = False) -> Path:
 def run_unit_tests(crate_dir: Path = CRATE_DIR) -> subprocess.CompletedProcess:
     """`cargo test --release --lib` on a staged copy of the crate (the Rust unit tests of every
     module); returns the finished process with its combined output. The tests that run test ROMs
-    find them through `EMURUST_ROMS` (the staged copy is not beside `data/`)."""
+    find them through `EMURUST_ROMS` and `EMURUST_SM83` (the staged copy is not beside `data/`)."""
     crate_dir = Path(crate_dir).resolve()
     cargo = find_tool("cargo")
     if cargo is None:
         raise BuildError(f"cargo not found; the emurust unit tests are Rust tests: {_RUST_HELP}")
     env = _tool_env(cargo)
     env["EMURUST_ROMS"] = str(crate_dir.parent / "data" / "roms")
+    env["EMURUST_SM83"] = str(crate_dir.parent / "data" / "sm83" / "v1")
     directory = cache_dir("emurust")
     with file_lock(directory / ".test-lock"):
         staging = directory / "crate-test"

@@ -4,7 +4,8 @@ failure names the component: [emurust/timer], [emurust/ppu], [emurust/cartridge]
 Each module's tests check its documented behaviour against hand-derived values (timer rates and
 the overflow/reload sequence, PPU mode lengths, STAT edges and rendering, MBC1/3/5 banking and the
 RTC latch, APU read masks and length counters, joypad rows, serial timing, save-state checks, and
-the console's wait-loop skipping against running every round)."""
+the console's wait-loop skipping against running every round, and the compiled blocks against the
+interpreter: the SM83 vectors, every operand and flag state, random code, games and test ROMs)."""
 
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ import pytest
 
 from envs.emurust.build_ext import run_unit_tests
 
-MODULES = ("apu", "bus", "cartridge", "cpu", "dma", "gameboy", "joypad", "ppu", "serial", "state", "timer")
+MODULES = ("apu", "bus", "cartridge", "cpu", "dma", "gameboy", "jit", "joypad", "ppu", "serial", "state", "timer")
 RESULT = re.compile(r"^test (\w+)::tests::(\w+) \.\.\. (ok|FAILED|ignored)$", re.MULTILINE)
 
 

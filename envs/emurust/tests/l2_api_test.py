@@ -304,6 +304,20 @@ def test_plain_steps_equal_general_steps(rom, power_on, render):
     assert general.general_steps - plain.general_steps > 50_000
 
 
+@pytest.mark.parametrize("rom", SCHEDULER_ROMS, ids=lambda p: p.stem)
+@pytest.mark.parametrize("render", [True, False], ids=["render", "no_render"])
+def test_compiled_blocks_equal_the_interpreter(rom, render):
+    """In the PyBoy timing the plain steps run as compiled blocks (`jit`: machine code made from
+    the ROM's instructions); running them in the interpreter must give the same machine on every
+    frame. The blocks must also have run (else this test would compare two interpreted runs)."""
+    emurust = core()
+    compiled = emurust.GameBoy(rom.read_bytes(), render=render, power_on="pyboy")
+    interpreted = emurust.GameBoy(rom.read_bytes(), render=render, power_on="pyboy", compiled_blocks=False)
+    _assert_same_machine_every_frame(compiled, interpreted)
+    assert interpreted.compiled_blocks_run == 0
+    assert compiled.compiled_blocks_run > 2_000
+
+
 def test_both_envs_play_the_same_game():
     """Same seed, same moves: the PyBoy env and the Rust env (PyBoy-compatible timing) give the
     same boards, rewards and terminations, step for step."""

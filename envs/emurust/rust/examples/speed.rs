@@ -1,5 +1,5 @@
 //! Frames per second of one emulator on one thread.
-//! Usage: cargo run --release --example speed -- ROM [FRAMES] [--no-render] [--pyboy] [--eager] [--no-wait-skip] [--play] [--bench-play]
+//! Usage: cargo run --release --example speed -- ROM [FRAMES] [--no-render] [--pyboy] [--eager] [--no-wait-skip] [--no-jit] [--reload] [--play] [--bench-play]
 //! `--play` presses START once and then a direction every 24 frames (2048's moves), so a game is
 //! measured while it plays rather than on its title screen. `--bench-play` runs the frames of
 //! bench.py's "2048 play" workload instead: from the state just after START, its 20 moves (480
@@ -13,7 +13,7 @@ fn main() {
     let positional: Vec<&String> = args.iter().filter(|a| !a.starts_with("--")).collect();
     let path = positional
         .first()
-        .expect("usage: speed ROM [FRAMES] [--no-render] [--pyboy] [--eager] [--no-wait-skip] [--play] [--bench-play]");
+        .expect("usage: speed ROM [FRAMES] [--no-render] [--pyboy] [--eager] [--no-wait-skip] [--no-jit] [--reload] [--play] [--bench-play]");
     let frames: u32 = positional
         .get(1)
         .map(|s| s.parse().expect("FRAMES"))
@@ -28,10 +28,28 @@ fn main() {
     gb.set_render(!flag("--no-render"));
     gb.bus.eager_ppu = flag("--eager");
     gb.bus.skip_wait_loops = !flag("--no-wait-skip");
+    gb.set_compiled_blocks(!flag("--no-jit"));
     if flag("--bench-play") {
         return bench_play(gb, frames, power_on);
     }
     gb.run_frames(120);
+    if flag("--reload") {
+        // bench.py's "reload" workloads: from the state after the warm-up, 240 frames a call.
+        let warm = gb.save_state();
+        let calls = frames.div_ceil(240).max(1);
+        let start = Instant::now();
+        for _ in 0..calls {
+            gb.load_state(&warm).expect("own state");
+            gb.run_frames(240);
+        }
+        let secs = start.elapsed().as_secs_f64();
+        println!(
+            "{:.0} frames/s ({} frames, reload)",
+            (calls * 240) as f64 / secs,
+            calls * 240
+        );
+        return;
+    }
     let play = flag("--play");
     if play {
         gb.set_buttons(1 << 3);
@@ -79,9 +97,14 @@ fn bench_play(mut gb: GameBoy, frames: u32, power_on: PowerOn) {
     let frames_per_call: u32 = phases.iter().map(|&(_, n)| n).sum();
     let calls = frames.div_ceil(frames_per_call).max(1);
     let start = Instant::now();
-    for _ in 0..calls {
+    let trace = std::env::var_os("SPEED_TRACE").is_some();
+    for call in 0..calls {
+        let t0 = Instant::now();
         gb.load_state(&start_state).expect("own state");
         gb.run_phases(&phases, false);
+        if trace && call < 12 {
+            eprintln!("call {call}: {:.1} ms", t0.elapsed().as_secs_f64() * 1e3);
+        }
     }
     let secs = start.elapsed().as_secs_f64();
     println!(
@@ -97,5 +120,9 @@ fn bench_play(mut gb: GameBoy, frames: u32, power_on: PowerOn) {
         "per frame: {:.0} general steps, {:.0} wait-loop T-cycles passed over",
         gb.bus.general_steps as f64 / frames_run,
         gb.bus.wait_cycles_skipped as f64 / frames_run
+    );
+    println!(
+        "compiled blocks: {:.0} run a frame",
+        gb.compiled_blocks_run() as f64 / frames_run
     );
 }

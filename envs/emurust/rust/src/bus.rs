@@ -19,6 +19,7 @@ use crate::serial::Serial;
 use crate::state::{StateError, StateReader, StateWriter};
 use crate::timer::Timer;
 
+mod jit_access;
 mod plain_step;
 pub use plain_step::PlainStep;
 

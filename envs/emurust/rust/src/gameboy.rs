@@ -3,6 +3,7 @@
 use crate::bus::{Bus, PlainStep};
 use crate::cartridge::{Cartridge, CartridgeError};
 use crate::cpu::Cpu;
+use crate::jit::Jit;
 use crate::ppu::{SCREEN_HEIGHT, SCREEN_WIDTH};
 use crate::state::{StateError, StateReader, StateWriter};
 
@@ -44,6 +45,10 @@ pub struct GameBoy {
     /// Bus cycle at the end of the instruction that switched the LCD off (frame clock while off;
     /// in PyBoy mode the cycle of PyBoy's write).
     lcd_off_since: u64,
+    /// Compiled blocks for the PyBoy-compatible timing's plain steps (`crate::jit`); `None`
+    /// runs every instruction in the interpreter (a verification switch: the results must not
+    /// change).
+    jit: Option<Jit>,
 }
 
 /// 64-bit FNV-1a of the ROM: a save state only loads into the game it came from.
@@ -60,10 +65,12 @@ impl GameBoy {
     }
 
     pub fn with_power_on(rom: Vec<u8>, power_on: PowerOn) -> Result<Self, CartridgeError> {
+        let jit = Some(Jit::for_rom(&rom));
         let mut gb = GameBoy {
             cpu: Cpu::after_boot(),
             bus: Bus::new(Cartridge::from_rom(rom)?),
             lcd_off_since: 0,
+            jit,
         };
         let cpu = &mut gb.cpu;
         match power_on {
@@ -131,11 +138,37 @@ impl GameBoy {
     /// frame boundary), or one frame's worth of cycles when the LCD is off. The screen then holds
     /// the frame drawn in lines 0-143 before it.
     pub fn run_frame(&mut self) {
-        self.run_frame_with(|_, _| {});
+        self.run_frame_as(true, |_, _| {});
     }
 
-    /// `run_frame` calling `hook` before every CPU step (debugging and traces).
+    /// `run_frame` calling `hook` before every CPU step (debugging and traces; every instruction
+    /// runs in the interpreter, so that the hook sees each one).
     pub fn run_frame_with(&mut self, hook: impl FnMut(&Cpu, &mut Bus)) {
+        self.run_frame_as(false, hook);
+    }
+
+    /// Whether compiled blocks run the PyBoy-compatible timing's plain steps (on by default).
+    pub fn set_compiled_blocks(&mut self, on: bool) {
+        if on != self.jit.is_some() {
+            self.jit = on.then(|| Jit::for_rom(self.bus.cartridge().rom()));
+        }
+    }
+
+    pub fn compiled_blocks(&self) -> bool {
+        self.jit.is_some()
+    }
+
+    #[cfg(test)]
+    pub(crate) fn jit(&self) -> Option<&Jit> {
+        self.jit.as_ref()
+    }
+
+    /// Compiled blocks this emulator ran (a diagnostic).
+    pub fn compiled_blocks_run(&self) -> u64 {
+        self.jit.as_ref().map_or(0, |jit| jit.blocks_run)
+    }
+
+    fn run_frame_as(&mut self, compiled: bool, hook: impl FnMut(&Cpu, &mut Bus)) {
         let deadline = if self.bus.ppu.lcd_is_on() {
             self.bus.cycles + CYCLES_PER_FRAME
         } else {
@@ -145,9 +178,9 @@ impl GameBoy {
         };
         self.bus.set_deadline(deadline);
         if self.cpu.pyboy {
-            self.run_until_frame_ends::<true>(deadline, hook);
+            self.run_until_frame_ends::<true>(deadline, compiled, hook);
         } else {
-            self.run_until_frame_ends::<false>(deadline, hook);
+            self.run_until_frame_ends::<false>(deadline, false, hook);
         }
         self.bus.sync_all();
         if !self.bus.ppu.lcd_is_on() && self.bus.cycles < deadline {
@@ -164,6 +197,7 @@ impl GameBoy {
     fn run_until_frame_ends<const PYBOY: bool>(
         &mut self,
         deadline: u64,
+        compiled: bool,
         mut hook: impl FnMut(&Cpu, &mut Bus),
     ) {
         // The first instruction runs whatever the frame check would say (a frame is at least one).
@@ -198,6 +232,14 @@ impl GameBoy {
                 }
             }
             hook(&self.cpu, &mut self.bus);
+            // Blocks are only ever compiled from ROM; code elsewhere skips the look-up.
+            if PYBOY && compiled && self.cpu.pc < 0x8000 {
+                if let Some(jit) = self.jit.as_mut() {
+                    if jit.try_run(&mut self.cpu, &mut self.bus) {
+                        continue;
+                    }
+                }
+            }
             self.cpu
                 .step_plain::<PlainStep<PYBOY>, PYBOY>(&mut PlainStep::<PYBOY>(&mut self.bus));
         }
@@ -310,6 +352,8 @@ impl GameBoy {
         }
         let rom = self.bus.cartridge.rom().to_vec();
         let mut fresh = GameBoy::new(rom).map_err(|e| StateError(e.to_string()))?;
+        // Its compiled blocks are this one's (the same ROM; taken once the state has loaded).
+        fresh.jit = None;
         fresh.set_render(self.bus.ppu.render());
         fresh.bus.eager_ppu = self.bus.eager_ppu;
         fresh.bus.skip_wait_loops = self.bus.skip_wait_loops;
@@ -322,6 +366,7 @@ impl GameBoy {
         fresh.bus.load(&mut r)?;
         fresh.lcd_off_since = r.u64()?;
         r.finish()?;
+        fresh.jit = self.jit.take();
         *self = fresh;
         Ok(())
     }

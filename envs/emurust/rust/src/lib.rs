@@ -6,6 +6,7 @@ pub mod cpu;
 pub mod dma;
 pub mod gameboy;
 pub mod interrupts;
+pub mod jit;
 pub mod joypad;
 pub mod ppu;
 pub mod serial;

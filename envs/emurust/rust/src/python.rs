@@ -112,8 +112,11 @@ impl PyGameBoy {
     /// interrupt, HALT or EI is near (slower; for checking that the plain step changes nothing).
     /// `sound_emulated=False`: the sound registers (0xFF10-0xFF3F) as PyBoy has them with its
     /// `sound_emulated=False`: every one reads 0 and writes are lost (True: as the hardware).
+    /// `compiled_blocks=False` runs the PyBoy timing's plain steps in the interpreter instead of
+    /// as compiled machine code (`jit`; slower; for checking that compiling changes nothing).
     #[new]
-    #[pyo3(signature = (rom, render=true, power_on="dmg", eager_events=false, skip_wait_loops=true, plain_steps=true, sound_emulated=true))]
+    #[pyo3(signature = (rom, render=true, power_on="dmg", eager_events=false, skip_wait_loops=true, plain_steps=true, sound_emulated=true, compiled_blocks=true))]
+    #[allow(clippy::too_many_arguments)]
     fn new(
         rom: &[u8],
         render: bool,
@@ -122,6 +125,7 @@ impl PyGameBoy {
         skip_wait_loops: bool,
         plain_steps: bool,
         sound_emulated: bool,
+        compiled_blocks: bool,
     ) -> PyResult<Self> {
         let power_on = parse_power_on(power_on)?;
         let mut inner = GameBoy::with_power_on(rom.to_vec(), power_on).map_err(rom_error)?;
@@ -130,7 +134,14 @@ impl PyGameBoy {
         inner.bus.eager_ppu = eager_events;
         inner.bus.skip_wait_loops = skip_wait_loops;
         inner.bus.plain_steps = plain_steps;
+        inner.set_compiled_blocks(compiled_blocks);
         Ok(PyGameBoy { inner })
+    }
+
+    /// Compiled blocks this emulator ran (a diagnostic; see `compiled_blocks`).
+    #[getter]
+    fn compiled_blocks_run(&self) -> u64 {
+        self.inner.compiled_blocks_run()
     }
 
     /// Instructions the frame loop ran through the CPU's general step (a diagnostic; see

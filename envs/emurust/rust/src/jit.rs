@@ -1,0 +1,356 @@
+//! Compiled blocks: runs of the PyBoy-compatible timing's plain steps translated to machine code.
+//!
+//! Between two looks of the frame loop (`Bus::attention_due`) the CPU runs plain steps, whose
+//! only effects are on its registers, the clock and the bus accesses they make. A block is the
+//! instructions from one ROM address on, following jumps and calls to constant addresses in the
+//! same bank, up to a branch taken or `translate::MAX_INSTRUCTIONS`, translated with Cranelift
+//! (from crates.io) into one function: the registers live in machine registers, operands are
+//! constants, work and high RAM are read and written in place, every other access calls the bus
+//! (`Bus::jit_read`/`jit_write`) at the bus cycle the interpreter would make it, and the time of
+//! each instruction is added at compile time. So a block leaves the machine exactly as the same
+//! plain steps do; the unit tests (`tests`) check it against the interpreter and the SM83 vectors,
+//! and L3 compares the envs with PyBoy.
+//!
+//! A block runs only when every one of its instructions starts before the frame loop's next look
+//! (as each plain step would), and it ends after any instruction whose access made the bus ask
+//! for a look (an I/O write, a unit's catch-up raising an interrupt or starting a frame). What the
+//! plain step does beyond a plain instruction stays with the interpreter: instructions that change
+//! the CPU's mode (HALT, STOP, EI, DI, RETI, the locking opcodes), the wait loops it passes over
+//! (`cpu::wait_loops`: `LDH A,(STAT)` and `LDH A,(LY)`, and the delay loops' backward `JR`), and
+//! code outside ROM (it can be rewritten). A block is compiled the 16th time its address is
+//! reached and shared by every emulator of the same ROM in the process (a `GameBoyVec` compiles
+//! each block once).
+
+#[cfg(test)]
+mod tests;
+mod translate;
+
+use std::collections::VecDeque;
+use std::sync::atomic::{AtomicU8, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, Weak};
+
+use cranelift_codegen::settings::{self, Configurable};
+use cranelift_jit::{JITBuilder, JITModule};
+use cranelift_module::{default_libcall_names, Linkage, Module};
+
+use crate::bus::Bus;
+use crate::cpu::Cpu;
+
+/// What a compiled block receives. The block reads `cycles` (the bus cycle at its first
+/// instruction's start) and leaves in it the bus cycle after its last instruction, whose start and
+/// opcode it leaves in `instr_start` and `opcode`.
+#[repr(C)]
+pub(crate) struct BlockContext {
+    cpu: *mut Cpu,
+    bus: *mut Bus,
+    /// The bus's work RAM and high RAM, which blocks read and write in place.
+    wram: *mut u8,
+    hram: *mut u8,
+    cycles: u64,
+    instr_start: u64,
+    opcode: u64,
+}
+
+type BlockFn = unsafe extern "C" fn(*mut BlockContext);
+
+/// One compiled block.
+struct Block {
+    run: BlockFn,
+    /// T-cycles from the block's start to the start of its last instruction (on the path that
+    /// takes no branch): the block may run when that moment is before the frame loop's next look.
+    last_start: u64,
+}
+
+/// Table entries: not compiled yet, nothing to compile there (the first instruction is one the
+/// interpreter keeps), or the address of a `Block`.
+const UNTRIED: usize = 0;
+const NO_BLOCK: usize = 1;
+
+/// A block is compiled the time its address is reached this many times: code that runs once
+/// or twice (start-up, a menu) costs less to interpret than to compile.
+const RUNS_BEFORE_COMPILING: u8 = 16;
+
+/// The blocks of one ROM image.
+struct SharedCode {
+    rom: Box<[u8]>,
+    /// By offset in the ROM image: `UNTRIED`, `NO_BLOCK` or a pointer to a block owned by
+    /// `compiler` (written once, under its lock, after the block is finalised).
+    table: Box<[AtomicUsize]>,
+    /// By offset: how often an untried address was reached (a heuristic: emulators on other
+    /// threads may lose each other's counts).
+    reached: Box<[AtomicU8]>,
+    compiler: Mutex<Compiler>,
+}
+
+struct Compiler {
+    module: Option<JITModule>,
+    /// Boxed: the table points at them, so they must not move when the vector grows.
+    #[allow(clippy::vec_box)]
+    blocks: Vec<Box<Block>>,
+    /// Set when Cranelift cannot be used on this host (no executable memory, an unsupported
+    /// ISA): every block is then left to the interpreter.
+    unavailable: bool,
+}
+
+// SAFETY: a `JITModule` holds raw pointers into the executable memory it owns; nothing in it is
+// tied to the thread that made it, and the `Compiler` is only ever used under its `Mutex`.
+unsafe impl Send for Compiler {}
+
+impl Drop for Compiler {
+    fn drop(&mut self) {
+        if let Some(module) = self.module.take() {
+            // SAFETY: the compiler is dropped with its `SharedCode`, once no `Jit` refers to it,
+            // so no block can be running or be called again, and the table that pointed at the
+            // blocks is dropped with it.
+            unsafe { module.free_memory() };
+        }
+    }
+}
+
+/// The ROMs with blocks in this process, so that emulators of the same ROM share them, and the
+/// last few ROMs' blocks kept after their emulators are gone (a run that makes emulators one
+/// after the other, as a benchmark or a test suite does, compiles each block once).
+static REGISTRY: Mutex<Registry> = Mutex::new(Registry {
+    live: Vec::new(),
+    recent: VecDeque::new(),
+});
+
+struct Registry {
+    live: Vec<Weak<SharedCode>>,
+    recent: VecDeque<Arc<SharedCode>>,
+}
+
+const RECENT_ROMS_KEPT: usize = 4;
+
+/// An emulator's handle on the compiled blocks of its ROM.
+pub struct Jit {
+    shared: Arc<SharedCode>,
+    /// Blocks this emulator ran (a diagnostic, not machine state).
+    pub blocks_run: u64,
+}
+
+impl Jit {
+    pub fn for_rom(rom: &[u8]) -> Self {
+        let mut registry = REGISTRY.lock().unwrap_or_else(|e| e.into_inner());
+        registry.live.retain(|weak| weak.strong_count() > 0);
+        let found = registry
+            .live
+            .iter()
+            .filter_map(Weak::upgrade)
+            .find(|shared| *shared.rom == *rom);
+        let shared = found.unwrap_or_else(|| {
+            let shared = Arc::new(SharedCode {
+                rom: rom.into(),
+                table: (0..rom.len()).map(|_| AtomicUsize::new(UNTRIED)).collect(),
+                reached: (0..rom.len()).map(|_| AtomicU8::new(0)).collect(),
+                compiler: Mutex::new(Compiler {
+                    module: None,
+                    blocks: Vec::new(),
+                    unavailable: false,
+                }),
+            });
+            registry.live.push(Arc::downgrade(&shared));
+            shared
+        });
+        if !registry
+            .recent
+            .iter()
+            .any(|kept| Arc::ptr_eq(kept, &shared))
+        {
+            if registry.recent.len() == RECENT_ROMS_KEPT {
+                registry.recent.pop_front();
+            }
+            registry.recent.push_back(Arc::clone(&shared));
+        }
+        Jit {
+            shared,
+            blocks_run: 0,
+        }
+    }
+
+    /// Runs the block at the CPU's PC if there is one and it may run now (see the module's
+    /// comment), then the blocks after it for as long as the frame loop would come straight back
+    /// here (no look due, the next one may run); returns whether one ran. The caller has checked
+    /// that a plain step may run now. Not inlined: the interpreter's frame loop keeps its
+    /// registers for its own steps.
+    #[inline(never)]
+    pub fn try_run(&mut self, cpu: &mut Cpu, bus: &mut Bus) -> bool {
+        let mut ran = false;
+        loop {
+            let Some(offset) = bus.jit_code_offset(cpu.pc) else {
+                return ran;
+            };
+            let Some(block) = self.block_at(offset) else {
+                return ran;
+            };
+            let start = bus.cycles;
+            if start + block.last_start >= bus.jit_attention_at() {
+                return ran;
+            }
+            let run = block.run;
+            let (wram, hram) = bus.jit_memory();
+            let mut context = BlockContext {
+                cpu: &mut *cpu,
+                bus: &mut *bus,
+                wram,
+                hram,
+                cycles: start,
+                instr_start: start,
+                opcode: 0,
+            };
+            // SAFETY: `run` was compiled by `translate` for the code at this ROM offset, which the
+            // CPU fetches at its PC now (`jit_code_offset`). It reads and writes the `Cpu` fields
+            // at their `offset_of!` offsets and otherwise only calls `read_callback` /
+            // `write_callback` with this context, whose pointers come from the exclusive borrows
+            // above (not used again until it returns); it reads and writes work and high RAM
+            // through `wram` and `hram` only where `Bus::read`/`Bus::write` would
+            // (`translate::Translator::access`), at indices below 0x2000 and 0x80. Its code stays
+            // mapped while `self.shared` lives.
+            unsafe { run(&mut context) };
+            bus.jit_block_ran(context.cycles, context.instr_start, context.opcode as u8);
+            self.blocks_run += 1;
+            ran = true;
+            if bus.attention_due() {
+                return true;
+            }
+        }
+    }
+
+    /// Whether two handles share their blocks (tests).
+    #[cfg(test)]
+    pub(crate) fn shares_blocks_with(&self, other: &Jit) -> bool {
+        Arc::ptr_eq(&self.shared, &other.shared)
+    }
+
+    #[inline(always)]
+    fn block_at(&self, offset: usize) -> Option<&Block> {
+        match self.shared.table[offset].load(Ordering::Acquire) {
+            UNTRIED => {
+                let reached = &self.shared.reached[offset];
+                let times = reached.load(Ordering::Relaxed);
+                if times < RUNS_BEFORE_COMPILING {
+                    reached.store(times + 1, Ordering::Relaxed);
+                    return None;
+                }
+                self.compile(offset)
+            }
+            NO_BLOCK => None,
+            // SAFETY: a pointer stored in the table is to a boxed block in `compiler.blocks`,
+            // which are never removed while the `SharedCode` (kept alive by `self`) lives.
+            address => Some(unsafe { &*(address as *const Block) }),
+        }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn compile(&self, offset: usize) -> Option<&Block> {
+        let shared = &*self.shared;
+        let mut compiler = shared.compiler.lock().unwrap_or_else(|e| e.into_inner());
+        // Another emulator of this ROM may have compiled it meanwhile.
+        let entry = shared.table[offset].load(Ordering::Acquire);
+        let address = if entry != UNTRIED {
+            entry
+        } else {
+            let address = compiler.compile(&shared.rom, offset);
+            shared.table[offset].store(address, Ordering::Release);
+            address
+        };
+        drop(compiler);
+        if address == NO_BLOCK {
+            None
+        } else {
+            // SAFETY: as in `block_at`.
+            Some(unsafe { &*(address as *const Block) })
+        }
+    }
+}
+
+impl Compiler {
+    /// Compiles the block at `offset` of `rom`; its table entry.
+    fn compile(&mut self, rom: &[u8], offset: usize) -> usize {
+        if self.unavailable {
+            return NO_BLOCK;
+        }
+        if self.module.is_none() {
+            match new_module() {
+                Some(module) => self.module = Some(module),
+                None => {
+                    self.unavailable = true;
+                    return NO_BLOCK;
+                }
+            }
+        }
+        let module = self.module.as_mut().expect("made above");
+        let name = format!("block_{offset:x}");
+        let Some((run, last_start)) = translate::compile_block(module, &name, rom, offset) else {
+            return NO_BLOCK;
+        };
+        let block = Box::new(Block { run, last_start });
+        let address = &*block as *const Block as usize;
+        self.blocks.push(block);
+        address
+    }
+}
+
+fn new_module() -> Option<JITModule> {
+    let mut flags = settings::builder();
+    flags.set("opt_level", "none").ok()?;
+    // The blocks are generated, not written: checking each function's IR only costs time.
+    flags.set("enable_verifier", "false").ok()?;
+    flags.set("is_pic", "false").ok()?;
+    flags.set("use_colocated_libcalls", "false").ok()?;
+    let isa = cranelift_native::builder()
+        .ok()?
+        .finish(settings::Flags::new(flags))
+        .ok()?;
+    Some(JITModule::new(JITBuilder::with_isa(
+        isa,
+        default_libcall_names(),
+    )))
+}
+
+/// A block's data read (see `Bus::jit_read`): the value, and bit 8 set if the frame loop must
+/// look before the next instruction.
+extern "C" fn read_callback(
+    context: *mut BlockContext,
+    addr: u32,
+    at: u64,
+    instr_start: u64,
+    opcode: u32,
+) -> u32 {
+    // SAFETY: blocks pass the context `Jit::try_run` gave them, whose `bus` points to the bus it
+    // borrowed exclusively for the call; no other reference to that bus is in use meanwhile.
+    let bus = unsafe { &mut *(*context).bus };
+    let (value, look) = bus.jit_read(at, instr_start, opcode as u8, addr as u16);
+    value as u32 | (look as u32) << 8
+}
+
+/// A block's write (see `Bus::jit_write`): 1 if the frame loop must look before the next
+/// instruction.
+extern "C" fn write_callback(
+    context: *mut BlockContext,
+    addr: u32,
+    value: u32,
+    at: u64,
+    instr_start: u64,
+    opcode: u32,
+) -> u32 {
+    // SAFETY: as in `read_callback`.
+    let bus = unsafe { &mut *(*context).bus };
+    bus.jit_write(at, instr_start, opcode as u8, addr as u16, value as u8) as u32
+}
+
+/// Declares and compiles one function in `module`, returning its finalised code.
+fn define(
+    module: &mut JITModule,
+    name: &str,
+    ctx: &mut cranelift_codegen::Context,
+) -> Option<*const u8> {
+    let id = module
+        .declare_function(name, Linkage::Local, &ctx.func.signature)
+        .ok()?;
+    module.define_function(id, ctx).ok()?;
+    module.clear_context(ctx);
+    module.finalize_definitions().ok()?;
+    Some(module.get_finalized_function(id))
+}

@@ -1,0 +1,640 @@
+//! Compiled blocks against the interpreter: the same ROM, the same buttons, whole save states
+//! equal after every frame, on games, test ROMs that exercise every instruction, and random code.
+
+use crate::cpu::Cpu;
+use crate::gameboy::{GameBoy, PowerOn};
+
+fn roms_dir() -> std::path::PathBuf {
+    // `EMURUST_ROMS` when the crate runs from a copy (build_ext.py's `run_unit_tests`).
+    std::env::var_os("EMURUST_ROMS")
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|| {
+            std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../data/roms")
+        })
+}
+
+/// Runs `rom` for `frames` frames with compiled blocks and without, pressing buttons that change
+/// every 8 frames, and compares whole save states after every frame. Returns the blocks run and
+/// what the ROM printed through the serial port.
+fn assert_same_frames(rom: &[u8], frames: u32, case: &str) -> (u64, String) {
+    let mut compiled = GameBoy::with_power_on(rom.to_vec(), PowerOn::PyBoy).unwrap();
+    let mut interpreted = GameBoy::with_power_on(rom.to_vec(), PowerOn::PyBoy).unwrap();
+    assert!(compiled.compiled_blocks());
+    interpreted.set_compiled_blocks(false);
+    for frame in 0..frames {
+        if frame % 8 == 0 {
+            let buttons = (frame.wrapping_mul(0x9E37_79B9) >> 24) as u8;
+            compiled.set_buttons(buttons);
+            interpreted.set_buttons(buttons);
+        }
+        compiled.run_frame();
+        interpreted.run_frame();
+        let (a, b) = (compiled.save_state(), interpreted.save_state());
+        if a != b {
+            let at = a.iter().zip(&b).position(|(x, y)| x != y);
+            panic!(
+                "{case}, frame {frame}: save states differ from byte {at:?} of {}; registers {:?} \
+                 compiled, {:?} interpreted",
+                a.len(),
+                compiled.cpu,
+                interpreted.cpu
+            );
+        }
+    }
+    assert_eq!(interpreted.compiled_blocks_run(), 0);
+    let printed = String::from_utf8_lossy(compiled.serial_output()).into_owned();
+    (compiled.compiled_blocks_run(), printed)
+}
+
+#[test]
+fn games_and_test_roms_run_as_interpreted() {
+    let dir = roms_dir();
+    let mut paths: Vec<String> = vec![
+        "games/2048-wyattferguson/2048.gb".into(),
+        "games/2048-mmuszkow/2048.gb".into(),
+        "games/tobutobugirl/tobutobugirl.gb".into(),
+        "dmg-acid2/dmg-acid2.gb".into(),
+        "blargg/instr_timing/instr_timing.gb".into(),
+        "blargg/mem_timing/mem_timing.gb".into(),
+        "blargg/halt_bug.gb".into(),
+        "mooneye/acceptance/intr_timing.gb".into(),
+        "mooneye/acceptance/timer/tima_reload.gb".into(),
+    ];
+    // Every instruction of the SM83, each checked by the ROM against its expected results.
+    for entry in std::fs::read_dir(dir.join("blargg/cpu_instrs/individual")).unwrap() {
+        let name = entry.unwrap().file_name().into_string().unwrap();
+        paths.push(format!("blargg/cpu_instrs/individual/{name}"));
+    }
+    for path in paths {
+        let rom = std::fs::read(dir.join(&path)).unwrap_or_else(|e| panic!("{path}: {e}"));
+        // These print their verdict through the serial port.
+        let blargg = path.contains("cpu_instrs") || path.contains("instr_timing");
+        let (blocks, printed) = assert_same_frames(&rom, if blargg { 1500 } else { 300 }, &path);
+        assert!(blocks > 400, "{path}: only {blocks} compiled blocks ran");
+        if blargg {
+            // The whole test ran, with compiled blocks, to its verdict.
+            assert!(printed.contains("Passed"), "{path}: {printed:?}");
+        }
+    }
+}
+
+/// A xorshift64 generator (the tests' ROMs are the same on every run).
+fn xorshift(seed: u64) -> impl FnMut() -> u64 {
+    let mut state = seed | 1;
+    move || {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        state
+    }
+}
+
+/// `rom` with `code` at 0x150, a jump there from the entry point and a valid header checksum.
+fn with_code_at_0x150(mut rom: Vec<u8>, code: &[u8]) -> Vec<u8> {
+    rom[0x150..0x150 + code.len()].copy_from_slice(code);
+    rom[0x100..0x104].copy_from_slice(&[0x00, 0xC3, 0x50, 0x01]);
+    rom[0x14D] = crate::cartridge::header_checksum(&rom);
+    rom
+}
+
+/// A 32 KiB ROM-only cartridge of random code: mostly instructions blocks translate, with some
+/// that end blocks (HALT, EI, DI, RETI, STOP, the polls), writes to random I/O registers (the LCD,
+/// the timer, DMA, interrupts), jumps and calls anywhere (work RAM included), and data tables.
+fn random_code_rom(seed: u64) -> Vec<u8> {
+    let mut next = xorshift(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15));
+    // NOPs around the code (a jump that misses it slides into it), RET at the RST vectors and
+    // RETI at the interrupt vectors.
+    let mut rom = vec![0u8; 0x8000];
+    for vector in (0x00..0x40).step_by(8) {
+        rom[vector] = 0xC9;
+    }
+    for vector in (0x40..=0x60).step_by(8) {
+        rom[vector] = 0xD9;
+    }
+    // Every 16th address from 0x150 starts an instruction (snippets that would straddle one are
+    // moved past it with NOPs), so that jumps, calls and returns to such addresses land on code.
+    let mut code: Vec<u8> = Vec::new();
+    let emit = |code: &mut Vec<u8>, bytes: &[u8]| {
+        if code.len() % 16 + bytes.len() > 16 {
+            code.resize(code.len().next_multiple_of(16), 0x00);
+        }
+        code.extend_from_slice(bytes);
+    };
+    let target_of = |r: u64| 0x150 + ((r >> 24) as u16 % 0x7C0) * 16;
+    // Start: stack in work RAM, timer and interrupts on, then the random code.
+    emit(
+        &mut code,
+        &[
+            0x31, 0x00, 0xD0, 0x3E, 0x05, 0xE0, 0x07, 0x3E, 0x1F, 0xE0, 0xFF, 0xFB,
+        ],
+    );
+    while 0x150 + code.len() < 0x7F00 {
+        let r = next();
+        let kind = r % 100;
+        let (b1, b2) = ((r >> 8) as u8, (r >> 16) as u8);
+        match kind {
+            // Loads, ALU, INC/DEC, rotates, CB ops on registers and (HL) with HL in work RAM.
+            0..=49 => {
+                let op = match r % 7 {
+                    0 => 0x40 + (b1 % 0x40),
+                    1 => 0x80 + (b1 % 0x40),
+                    2 => [0x04, 0x05, 0x0C, 0x0D, 0x3C, 0x3D, 0x07, 0x0F, 0x17, 0x1F]
+                        [b1 as usize % 10],
+                    3 => [0x27, 0x2F, 0x37, 0x3F, 0x03, 0x0B, 0x09, 0x19, 0x29, 0x39]
+                        [b1 as usize % 10],
+                    4 => [0x22, 0x2A, 0x32, 0x3A, 0x02, 0x12, 0x0A, 0x1A, 0x34, 0x35]
+                        [b1 as usize % 10],
+                    _ => 0x00,
+                };
+                if r % 7 == 5 {
+                    // PUSH, an ALU op, POP (balanced, so that the stack stays in work RAM).
+                    let (push, pop) = (
+                        [0xC5, 0xD5, 0xE5, 0xF5][b1 as usize % 4],
+                        [0xC1, 0xD1, 0xE1, 0xF1][b2 as usize % 4],
+                    );
+                    emit(&mut code, &[push, 0x80 + (b2 % 0x40), pop]);
+                    continue;
+                }
+                if r % 7 == 6 && b1 % 4 == 0 {
+                    // The stack back in work RAM (calls never return here), LD SP,HL included.
+                    emit(&mut code, &[0x21, b2, 0xD0, 0xF9]);
+                    continue;
+                }
+                if op == 0x76 {
+                    emit(&mut code, &[0x00]);
+                } else {
+                    emit(&mut code, &[op]);
+                }
+                if r % 5 == 0 {
+                    // Point HL, BC or DE at work RAM again.
+                    let pair = [0x21, 0x01, 0x11][b2 as usize % 3];
+                    emit(&mut code, &[pair, b2, 0xC0 | (b1 & 0x1F)]);
+                }
+            }
+            50..=59 => emit(&mut code, &[0xCB, b1]),
+            60..=67 => {
+                let op =
+                    [0xC6, 0xCE, 0xD6, 0xDE, 0xE6, 0xEE, 0xF6, 0xFE, 0xE8, 0xF8][b2 as usize % 10];
+                emit(&mut code, &[op, b1]);
+            }
+            // I/O: reads and writes of the registers that make things happen.
+            68..=75 => {
+                let register = [
+                    0x40, 0x41, 0x42, 0x44, 0x45, 0x47, 0x05, 0x06, 0x07, 0x04, 0x0F, 0xFF, 0x46,
+                    0x00, 0x80,
+                ][b2 as usize % 15];
+                let op = if r % 3 == 0 { 0xF0 } else { 0xE0 };
+                // DMA from VRAM: from work RAM it would own the bus the code is fetched from.
+                // The timer and its interrupt stay on, so that HALT always ends.
+                let value = match register {
+                    0x46 => 0x80 | (b1 & 0x1F),
+                    0x07 | 0xFF => b1 | 0x04,
+                    _ => b1,
+                };
+                emit(&mut code, &[0x3E, value, op, register]);
+            }
+            76..=79 => emit(
+                &mut code,
+                &[0xEA, b1, 0xC0 | (b2 & 0x1F), 0xFA, b2, b1 & 0x7F],
+            ),
+            // Control flow: mostly short hops forward and back, some far.
+            80..=89 => {
+                // Over a few NOPs, so that both ways land on an instruction.
+                let op = [0x18, 0x20, 0x28, 0x30, 0x38][b2 as usize % 5];
+                let over = b1 % 6;
+                let mut bytes = vec![op, over];
+                bytes.resize(2 + over as usize, 0x00);
+                emit(&mut code, &bytes);
+            }
+            90..=93 => {
+                let op = [0xC3, 0xCD, 0xC2, 0xCA, 0xD4, 0xDC][b2 as usize % 6];
+                let target = target_of(r);
+                emit(&mut code, &[op, target as u8, (target >> 8) as u8]);
+            }
+            94..=95 => {
+                // A return to a code address pushed just before (dropped if not taken).
+                let target = target_of(r);
+                let ret = [0xC9, 0xC0, 0xC8, 0xD0, 0xD8, 0xC7, 0xFF, 0xE9][b2 as usize % 8];
+                emit(
+                    &mut code,
+                    &[
+                        0x21,
+                        target as u8,
+                        (target >> 8) as u8,
+                        0xE5,
+                        ret,
+                        0x33,
+                        0x33,
+                    ],
+                );
+            }
+            // What blocks leave to the interpreter.
+            96 => emit(&mut code, &[[0x76, 0xFB, 0xF3, 0x10][b2 as usize % 4]]),
+            97 => emit(&mut code, &[0xF0, 0x41, 0xE6, 0x03, 0x20, 0xFA]),
+            98 => emit(&mut code, &[0x06, b1 & 0x1F, 0x05, 0x20, 0xFD]),
+            _ => {
+                let target = target_of(r);
+                emit(&mut code, &[0x21, target as u8, (target >> 8) as u8, 0xE9]);
+            }
+        }
+    }
+    rom[0x134..0x150].fill(0);
+    with_code_at_0x150(rom, &code)
+}
+
+#[test]
+fn random_code_runs_as_interpreted() {
+    let mut busy = 0;
+    for seed in 0..32 {
+        let (blocks, _) = assert_same_frames(
+            &random_code_rom(seed),
+            60,
+            &format!("random code, seed {seed}"),
+        );
+        busy += (blocks > 500) as u32;
+    }
+    // Random code can lock the CPU up (an operand read as an opcode, a jump into data); most
+    // of these runs must still have run their blocks.
+    assert!(
+        busy >= 24,
+        "only {busy} of 32 random ROMs ran more than 500 blocks"
+    );
+}
+
+/// A ROM whose code loops over a few random data instructions (ALU, DAA, rotates, CB ops,
+/// INC/DEC, 16-bit arithmetic, loads through HL), thousands of times a frame: the registers and
+/// flags each round leaves are the next round's inputs, so a wrong result or flag anywhere
+/// changes the state the frame ends with.
+fn tight_loop_rom(seed: u64) -> Vec<u8> {
+    let mut next = xorshift(seed.wrapping_mul(0xD1B5_4A32_D192_ED03));
+    let mut rom = vec![0u8; 0x8000];
+    let mut code = vec![
+        0x31,
+        0x00,
+        0xD0,
+        0x01,
+        next() as u8,
+        next() as u8,
+        0x11,
+        next() as u8,
+        next() as u8,
+    ];
+    let loop_start = code.len();
+    code.extend_from_slice(&[0x21, next() as u8, 0xC1]); // HL in work RAM each round
+    for _ in 0..2 + next() % 5 {
+        let r = next();
+        let (b1, b2) = (r as u8, (r >> 8) as u8);
+        match (r >> 16) % 8 {
+            0 => code.push(0x80 + b1 % 0x40), // ALU A,r / A,(HL)
+            1 => code.extend_from_slice(&[
+                [0xC6, 0xCE, 0xD6, 0xDE, 0xE6, 0xEE, 0xF6, 0xFE][b1 as usize % 8],
+                b2,
+            ]),
+            2 => code.push([0x27, 0x2F, 0x37, 0x3F, 0x07, 0x0F, 0x17, 0x1F][b1 as usize % 8]),
+            3 => code.extend_from_slice(&[0xCB, b1]),
+            4 => code.push(
+                [
+                    0x04, 0x05, 0x0C, 0x0D, 0x14, 0x15, 0x1C, 0x1D, 0x24, 0x25, 0x3C, 0x3D, 0x34,
+                    0x35,
+                ][b1 as usize % 14],
+            ),
+            5 => code.push(
+                [
+                    0x03, 0x0B, 0x13, 0x1B, 0x09, 0x19, 0x29, 0x39, 0x2A, 0x3A, 0x22, 0x32,
+                ][b1 as usize % 12],
+            ),
+            6 => code.extend_from_slice(&[[0xE8, 0xF8][b1 as usize % 2], b2]),
+            _ => {
+                let op = 0x40 + b1 % 0x40;
+                code.push(if op == 0x76 { 0x00 } else { op });
+            }
+        }
+        // H and L written above (a load, INC/DEC, ADD HL) may point HL anywhere: back to RAM.
+        code.extend_from_slice(&[0x26, 0xC1]);
+    }
+    // Keep SP in work RAM (ADD SP,e and LD HL,SP+e), then round again.
+    code.extend_from_slice(&[0x31, 0x00, 0xD0]);
+    let back = loop_start as i64 - (code.len() as i64 + 2);
+    code.extend_from_slice(&[0x18, back as u8]);
+    with_code_at_0x150(rom, &code)
+}
+
+#[test]
+fn tight_loops_of_data_instructions_run_as_interpreted() {
+    for seed in 0..300 {
+        let (blocks, _) = assert_same_frames(
+            &tight_loop_rom(seed),
+            3,
+            &format!("tight loop, seed {seed}"),
+        );
+        assert!(
+            blocks > 100,
+            "seed {seed}: only {blocks} compiled blocks ran"
+        );
+    }
+}
+
+#[test]
+fn blocks_are_shared_by_emulators_of_a_rom() {
+    let rom = std::fs::read(roms_dir().join("games/2048-wyattferguson/2048.gb")).unwrap();
+    let first = GameBoy::with_power_on(rom.clone(), PowerOn::PyBoy).unwrap();
+    let second = GameBoy::with_power_on(rom, PowerOn::PyBoy).unwrap();
+    let other = GameBoy::with_power_on(random_code_rom(1), PowerOn::PyBoy).unwrap();
+    let (first, second, other) = (
+        first.jit().unwrap(),
+        second.jit().unwrap(),
+        other.jit().unwrap(),
+    );
+    assert!(first.shares_blocks_with(second));
+    assert!(!first.shares_blocks_with(other));
+}
+
+/// Compiles the block at `offset` of `rom` on its own compiler (not the process's shared one).
+fn compile_alone<'c>(
+    compiler: &'c mut super::Compiler,
+    rom: &[u8],
+    offset: usize,
+) -> &'c super::Block {
+    let address = compiler.compile(rom, offset);
+    assert_ne!(address, super::NO_BLOCK, "nothing compiled at {offset:#x}");
+    // SAFETY: as in `Jit::block_at`: the block is owned by `compiler`, which the returned
+    // borrow keeps alive.
+    unsafe { &*(address as *const super::Block) }
+}
+
+/// Runs `block` on `gb` as `Jit::try_run` does, without its checks (the block is one the test
+/// compiled for the code at the CPU's PC); the T-cycles it took. The clock is left where it was.
+fn run_block(gb: &mut GameBoy, block: &super::Block) -> u64 {
+    let (wram, hram) = gb.bus.jit_memory();
+    let start = gb.bus.cycles;
+    let mut context = super::BlockContext {
+        cpu: &mut gb.cpu,
+        bus: &mut gb.bus,
+        wram,
+        hram,
+        cycles: start,
+        instr_start: start,
+        opcode: 0,
+    };
+    // SAFETY: as in `Jit::try_run`.
+    unsafe { (block.run)(&mut context) };
+    let took = context.cycles - start;
+    gb.bus.cycles = start;
+    took
+}
+
+/// Whether the unprefixed `op` (or the CB-prefixed `cb`) touches nothing but registers: then its
+/// SingleStepTests vectors (flat memory, any PC) apply to a compiled block in ROM as they are.
+fn register_only(op: u8, cb: Option<u8>) -> bool {
+    if let Some(cb) = cb {
+        return cb & 7 != 6;
+    }
+    match op {
+        0x40..=0x7F => op & 7 != 6 && (op >> 3) & 7 != 6,
+        0x80..=0xBF => op & 7 != 6,
+        0x00 | 0x07 | 0x0F | 0x17 | 0x1F | 0x27 | 0x2F | 0x37 | 0x3F | 0xE8 | 0xF8 | 0xF9 => true,
+        0xC6 | 0xCE | 0xD6 | 0xDE | 0xE6 | 0xEE | 0xF6 | 0xFE => true,
+        _ => match op & 0xC7 {
+            0x01 | 0x03 | 0x09 | 0x0B => true, // LD rr,nn / INC rr / ADD HL,rr / DEC rr
+            0x04..=0x06 => (op >> 3) & 7 != 6, // INC r / DEC r / LD r,n
+            _ => false,
+        },
+    }
+}
+
+/// Every register-only instruction's SingleStepTests vectors (50 each, data/sm83) through a
+/// compiled block: the registers and flags after it, and its M-cycles, as the vectors have them.
+#[test]
+fn register_instructions_match_the_sm83_vectors() {
+    use serde_json::Value;
+    let dir = std::env::var_os("EMURUST_SM83")
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|| {
+            std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../data/sm83/v1")
+        });
+    let mut cases = 0;
+    for entry in std::fs::read_dir(&dir).unwrap() {
+        let path = entry.unwrap().path();
+        let stem = path.file_stem().unwrap().to_string_lossy().to_string();
+        let (op, cb) = match stem.strip_prefix("cb ") {
+            Some(cb) => (0xCB, Some(u8::from_str_radix(cb, 16).unwrap())),
+            None => (u8::from_str_radix(&stem, 16).unwrap(), None),
+        };
+        if !register_only(op, cb) {
+            continue;
+        }
+        let data: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+        let vectors = data.as_array().unwrap();
+        // Case i's instruction at 0x1000 + 8i (its bytes from the vector's memory), then HALT,
+        // which ends the block after it.
+        let mut rom = vec![0u8; 0x8000];
+        for (i, case) in vectors.iter().enumerate() {
+            let pc = case["initial"]["pc"].as_u64().unwrap() as u16;
+            let ram = case["initial"]["ram"].as_array().unwrap();
+            for k in 0..3u16 {
+                let byte = ram
+                    .iter()
+                    .find(|p| p[0].as_u64().unwrap() as u16 == pc.wrapping_add(k));
+                rom[0x1000 + 8 * i + k as usize] =
+                    byte.map_or(0x76, |p| p[1].as_u64().unwrap() as u8);
+            }
+            rom[0x1000 + 8 * i + 3] = 0x76;
+        }
+        rom[0x14D] = crate::cartridge::header_checksum(&rom);
+        let mut gb = GameBoy::with_power_on(rom.clone(), PowerOn::PyBoy).unwrap();
+        let mut compiler = super::Compiler {
+            module: None,
+            blocks: Vec::new(),
+            unavailable: false,
+        };
+        for (i, case) in vectors.iter().enumerate() {
+            let (initial, expected) = (&case["initial"], &case["final"]);
+            let get = |state: &Value, k: &str| state[k].as_u64().unwrap();
+            let at = 0x1000 + 8 * i;
+            let cpu = &mut gb.cpu;
+            (cpu.a, cpu.f, cpu.b, cpu.c) = (
+                get(initial, "a") as u8,
+                get(initial, "f") as u8,
+                get(initial, "b") as u8,
+                get(initial, "c") as u8,
+            );
+            (cpu.d, cpu.e, cpu.h, cpu.l) = (
+                get(initial, "d") as u8,
+                get(initial, "e") as u8,
+                get(initial, "h") as u8,
+                get(initial, "l") as u8,
+            );
+            (cpu.sp, cpu.pc) = (get(initial, "sp") as u16, at as u16);
+            let block = compile_alone(&mut compiler, &rom, at);
+            let took = run_block(&mut gb, block);
+            let cpu = &gb.cpu;
+            let got = [cpu.a, cpu.f, cpu.b, cpu.c, cpu.d, cpu.e, cpu.h, cpu.l].map(u64::from);
+            let want = ["a", "f", "b", "c", "d", "e", "h", "l"].map(|k| get(expected, k));
+            let length = get(expected, "pc").wrapping_sub(get(initial, "pc")) & 0xFFFF;
+            assert_eq!(
+                (got, cpu.sp as u64, cpu.pc as u64, took),
+                (
+                    want,
+                    get(expected, "sp"),
+                    at as u64 + length,
+                    4 * case["cycles"].as_array().unwrap().len() as u64
+                ),
+                "{}: (a f b c d e h l, sp, pc, T-cycles)",
+                case["name"]
+            );
+            cases += 1;
+        }
+    }
+    assert!(cases > 15_000, "{cases} vectors");
+}
+
+/// Compiles `instruction` (then HALT) at 0x1000 of a ROM and runs register states through the
+/// block and through the interpreter's step (`sm83_harness`, the L1-verified CPU): the registers,
+/// flags and M-cycles must agree for every state.
+fn assert_block_matches_interpreter(instruction: &[u8], states: impl Iterator<Item = Cpu>) {
+    let mut rom = vec![0u8; 0x8000];
+    rom[0x1000..0x1000 + instruction.len()].copy_from_slice(instruction);
+    rom[0x1000 + instruction.len()] = 0x76;
+    rom[0x14D] = crate::cartridge::header_checksum(&rom);
+    let mut gb = GameBoy::with_power_on(rom.clone(), PowerOn::PyBoy).unwrap();
+    let mut compiler = super::Compiler {
+        module: None,
+        blocks: Vec::new(),
+        unavailable: false,
+    };
+    let block = compile_alone(&mut compiler, &rom, 0x1000);
+    for state in states {
+        let registers = (
+            [
+                state.a, state.b, state.c, state.d, state.e, state.f, state.h, state.l,
+            ],
+            state.sp,
+            0x1000,
+            false,
+        );
+        let (expected, _, flat) = crate::sm83_harness::run_one(
+            registers,
+            &[
+                (0x1000, instruction[0]),
+                (0x1001, *instruction.get(1).unwrap_or(&0)),
+                (0x1002, *instruction.get(2).unwrap_or(&0)),
+            ],
+        );
+        gb.cpu = Cpu {
+            pc: 0x1000,
+            pyboy: true,
+            ..state
+        };
+        let took = run_block(&mut gb, block);
+        let cpu = &gb.cpu;
+        let got = (
+            [cpu.a, cpu.b, cpu.c, cpu.d, cpu.e, cpu.f, cpu.h, cpu.l],
+            cpu.sp,
+            cpu.pc,
+            false,
+        );
+        assert_eq!(
+            (got, took),
+            (expected, 4 * flat.cycles.len() as u64),
+            "{instruction:02X?} from {state:?}: ([a b c d e f h l], sp, pc, ime), T-cycles"
+        );
+    }
+}
+
+/// 16-bit values at and around every carry boundary, and some others.
+fn edge_words() -> Vec<u16> {
+    let mut words = vec![0x0000, 0xFFFF, 0x8000, 0x7FFF, 0x1234, 0xABCD];
+    for boundary in [0x000Fu16, 0x00FF, 0x0FFF] {
+        for delta in [0u16, 1, 2] {
+            words.extend([
+                boundary.wrapping_sub(delta),
+                boundary.wrapping_add(delta),
+                !boundary,
+            ]);
+        }
+    }
+    words
+}
+
+/// Every 8-bit ALU, DAA, rotate, CB and INC/DEC operation on registers for every pair of
+/// operand values with every flag state they read; ADD HL,rr, ADD SP,e and LD HL,SP+e at and
+/// around their half-carry and carry boundaries.
+#[test]
+fn register_arithmetic_matches_the_interpreter_exhaustively() {
+    const FLAGS: [u8; 10] = [0x00, 0x10, 0x20, 0x30, 0x40, 0x50, 0x60, 0x70, 0x80, 0xF0];
+    let pairs = |f_values: &'static [u8]| {
+        (0..=255u8).flat_map(move |a| {
+            (0..=255u8).flat_map(move |b| {
+                f_values.iter().map(move |&f| Cpu {
+                    a,
+                    b,
+                    c: b ^ 0x5A,
+                    f,
+                    sp: 0xD000,
+                    ..Default::default()
+                })
+            })
+        })
+    };
+    for op in (0x80..=0xBF).filter(|op| op & 7 == 0) {
+        assert_block_matches_interpreter(&[op], pairs(&[0x00, 0x10]));
+    }
+    for op in [0xC6u8, 0xCE, 0xD6, 0xDE, 0xE6, 0xEE, 0xF6, 0xFE] {
+        for n in [0x00u8, 0x01, 0x0F, 0x10, 0x7F, 0x80, 0xF0, 0xFF] {
+            assert_block_matches_interpreter(&[op, n], pairs(&[0x00, 0x10]).filter(|s| s.b == 0));
+        }
+    }
+    // One operand, every flag state: DAA, CPL, SCF, CCF, the A rotates, INC/DEC r, CB ops on B.
+    let singles = || {
+        (0..=255u8).flat_map(move |v| {
+            FLAGS.iter().map(move |&f| Cpu {
+                a: v,
+                b: v,
+                f,
+                sp: 0xD000,
+                ..Default::default()
+            })
+        })
+    };
+    for op in [
+        0x27u8, 0x2F, 0x37, 0x3F, 0x07, 0x0F, 0x17, 0x1F, 0x04, 0x05, 0x3C, 0x3D,
+    ] {
+        assert_block_matches_interpreter(&[op], singles());
+    }
+    for cb in (0x00..=0xFFu8).filter(|cb| cb & 7 == 0) {
+        assert_block_matches_interpreter(&[0xCB, cb], singles());
+    }
+    let words = edge_words();
+    for op in [0x09u8, 0x19, 0x29, 0x39] {
+        let states = words.iter().flat_map(|&hl| {
+            words.iter().flat_map(move |&rr| {
+                [0x00u8, 0x80].map(move |f| {
+                    let [h, l] = hl.to_be_bytes();
+                    let [hi, lo] = rr.to_be_bytes();
+                    Cpu {
+                        h,
+                        l,
+                        b: hi,
+                        c: lo,
+                        d: hi,
+                        e: lo,
+                        sp: rr,
+                        f,
+                        ..Default::default()
+                    }
+                })
+            })
+        });
+        assert_block_matches_interpreter(&[op], states);
+    }
+    for op in [0xE8u8, 0xF8] {
+        for e in 0..=255u8 {
+            let states = words.iter().map(|&sp| Cpu {
+                sp,
+                f: 0xF0,
+                ..Default::default()
+            });
+            assert_block_matches_interpreter(&[op, e], states);
+        }
+    }
+}

@@ -1,0 +1,1156 @@
+//! SM83 instructions to Cranelift IR, each one as the interpreter runs it in a plain step
+//! (`Cpu::execute_op` through `PlainStep` in the PyBoy timing): the same results, flags and
+//! M-cycles, the accesses in the same order at the same bus cycles.
+
+use std::mem::offset_of;
+
+use cranelift_codegen::ir::condcodes::IntCC;
+use cranelift_codegen::ir::{
+    types, AbiParam, BlockArg, InstBuilder, MemFlagsData, SigRef, Signature, Value,
+};
+use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext, Variable};
+use cranelift_jit::JITModule;
+use cranelift_module::Module;
+
+use super::{read_callback, write_callback, BlockContext, BlockFn};
+use crate::cpu::{Cpu, FLAG_C, FLAG_H, FLAG_N, FLAG_Z};
+
+/// Longest block, in instructions (blocks end earlier at a control transfer).
+pub(super) const MAX_INSTRUCTIONS: usize = 32;
+
+// Register slots: the eight 8-bit registers, then SP.
+const A: usize = 0;
+const F: usize = 1;
+const B: usize = 2;
+const C: usize = 3;
+const D: usize = 4;
+const E: usize = 5;
+const H: usize = 6;
+const L: usize = 7;
+const SP: usize = 8;
+
+const REGISTER_OFFSETS: [usize; 8] = [
+    offset_of!(Cpu, a),
+    offset_of!(Cpu, f),
+    offset_of!(Cpu, b),
+    offset_of!(Cpu, c),
+    offset_of!(Cpu, d),
+    offset_of!(Cpu, e),
+    offset_of!(Cpu, h),
+    offset_of!(Cpu, l),
+];
+
+/// The slot of the 3-bit register field (B C D E H L (HL) A); `None` for (HL).
+fn r8(field: u8) -> Option<usize> {
+    match field & 7 {
+        0 => Some(B),
+        1 => Some(C),
+        2 => Some(D),
+        3 => Some(E),
+        4 => Some(H),
+        5 => Some(L),
+        6 => None,
+        _ => Some(A),
+    }
+}
+
+/// Compiles the block starting at `rom[offset]`: its code, and the T-cycles from its start to
+/// the start of its last instruction. `None` when its first instruction stays with the
+/// interpreter (or Cranelift fails).
+pub(super) fn compile_block(
+    module: &mut JITModule,
+    name: &str,
+    rom: &[u8],
+    offset: usize,
+) -> Option<(BlockFn, u64)> {
+    // The block stays in the 16 KiB bank holding `offset` (the CPU sees one bank at a time in
+    // each half of the ROM space, and none can switch during a block). It follows jumps and
+    // calls to constant addresses in the same half.
+    let bank_start = offset & !0x3FFF;
+    let code = &rom[bank_start..(bank_start + 0x4000).min(rom.len())];
+    // Where the CPU sees it: 0x0000-0x3FFF for bank 0's offsets, 0x4000-0x7FFF otherwise (a
+    // block is only looked up where the CPU fetches it, so the half is the one it came from).
+    let half = if offset < 0x4000 { 0x0000 } else { 0x4000 };
+    let start_pos = offset & 0x3FFF;
+    let pointer = module.target_config().pointer_type();
+    let mut ctx = module.make_context();
+    ctx.func.signature.params.push(AbiParam::new(pointer));
+    let read_sig = {
+        let mut sig = module.make_signature();
+        for ty in [pointer, types::I32, types::I64, types::I64, types::I32] {
+            sig.params.push(AbiParam::new(ty));
+        }
+        sig.returns.push(AbiParam::new(types::I32));
+        sig
+    };
+    let write_sig = {
+        let mut sig = module.make_signature();
+        for ty in [
+            pointer,
+            types::I32,
+            types::I32,
+            types::I64,
+            types::I64,
+            types::I32,
+        ] {
+            sig.params.push(AbiParam::new(ty));
+        }
+        sig.returns.push(AbiParam::new(types::I32));
+        sig
+    };
+    let mut fctx = FunctionBuilderContext::new();
+    let last_start;
+    {
+        let builder = FunctionBuilder::new(&mut ctx.func, &mut fctx);
+        let mut t = Translator::new(builder, pointer, read_sig, write_sig, code, half, start_pos);
+        let count = t.translate();
+        if count == 0 {
+            t.b.ins().return_(&[]);
+            t.b.seal_all_blocks();
+            t.b.finalize(module.target_config());
+            module.clear_context(&mut ctx);
+            return None;
+        }
+        last_start = t.last_start;
+        t.b.seal_all_blocks();
+        t.b.finalize(module.target_config());
+    }
+    let code = match super::define(module, name, &mut ctx) {
+        Some(code) => code,
+        None => {
+            module.clear_context(&mut ctx);
+            return None;
+        }
+    };
+    // SAFETY: the function was built with the signature `(pointer) -> ()` under the host's
+    // default calling convention, which is `extern "C"`'s.
+    let run = unsafe { std::mem::transmute::<*const u8, BlockFn>(code) };
+    Some((run, last_start))
+}
+
+/// One flag bit of a result: known at compile time, or a 0/1 value.
+#[derive(Clone, Copy)]
+enum Bit {
+    Known(bool),
+    Of(Value),
+}
+
+struct Translator<'a, 'c> {
+    b: FunctionBuilder<'a>,
+    context: Value,
+    cpu: Value,
+    start: Value,
+    read_fn: Value,
+    write_fn: Value,
+    /// Work RAM (`Bus::memory`'s first 8 KiB) and high RAM, read and written in place.
+    wram: Value,
+    hram: Value,
+    pointer: cranelift_codegen::ir::Type,
+    read_sig: SigRef,
+    write_sig: SigRef,
+    regs: [Variable; 9],
+    /// Slots written so far (stored back at every exit).
+    written: u16,
+    code: &'c [u8],
+    /// Where the next byte is read, in `code` (the bank), and the half of the ROM space the CPU
+    /// sees the bank in.
+    pos: usize,
+    half: u16,
+    /// T-cycles since the block's start, at the point being translated.
+    t: u64,
+    /// The current instruction's start (T-cycles since the block's start) and opcode.
+    instr_start: u64,
+    opcode: u8,
+    last_start: u64,
+    /// OR of the "look now" answers of the current instruction's accesses.
+    look: Option<Value>,
+}
+
+impl<'a, 'c> Translator<'a, 'c> {
+    fn new(
+        mut b: FunctionBuilder<'a>,
+        pointer: cranelift_codegen::ir::Type,
+        read_sig: Signature,
+        write_sig: Signature,
+        code: &'c [u8],
+        half: u16,
+        start_pos: usize,
+    ) -> Self {
+        let entry = b.create_block();
+        b.append_block_params_for_function_params(entry);
+        b.switch_to_block(entry);
+        let context = b.block_params(entry)[0];
+        let flags = MemFlagsData::trusted();
+        let cpu = b.ins().load(
+            pointer,
+            flags,
+            context,
+            offset_of!(BlockContext, cpu) as i32,
+        );
+        let start = b.ins().load(
+            types::I64,
+            flags,
+            context,
+            offset_of!(BlockContext, cycles) as i32,
+        );
+        let wram = b.ins().load(
+            pointer,
+            flags,
+            context,
+            offset_of!(BlockContext, wram) as i32,
+        );
+        let hram = b.ins().load(
+            pointer,
+            flags,
+            context,
+            offset_of!(BlockContext, hram) as i32,
+        );
+        let read_fn = b.ins().iconst(pointer, read_callback as *const () as i64);
+        let write_fn = b.ins().iconst(pointer, write_callback as *const () as i64);
+        let read_sig = b.import_signature(read_sig);
+        let write_sig = b.import_signature(write_sig);
+        let regs: [Variable; 9] = std::array::from_fn(|_| b.declare_var(types::I32));
+        for (slot, var) in regs.iter().enumerate() {
+            let value = if slot == SP {
+                b.ins()
+                    .uload16(types::I32, flags, cpu, offset_of!(Cpu, sp) as i32)
+            } else {
+                b.ins()
+                    .uload8(types::I32, flags, cpu, REGISTER_OFFSETS[slot] as i32)
+            };
+            b.def_var(*var, value);
+        }
+        Translator {
+            b,
+            context,
+            cpu,
+            start,
+            read_fn,
+            write_fn,
+            wram,
+            hram,
+            pointer,
+            read_sig,
+            write_sig,
+            regs,
+            written: 0,
+            code,
+            pos: start_pos,
+            half,
+            t: 0,
+            instr_start: 0,
+            opcode: 0,
+            last_start: 0,
+            look: None,
+        }
+    }
+
+    // ---- registers and constants ----
+
+    fn get(&mut self, slot: usize) -> Value {
+        self.b.use_var(self.regs[slot])
+    }
+    fn set(&mut self, slot: usize, value: Value) {
+        self.b.def_var(self.regs[slot], value);
+        self.written |= 1 << slot;
+    }
+    fn konst(&mut self, v: i64) -> Value {
+        self.b.ins().iconst(types::I32, v)
+    }
+    fn pc(&self) -> u16 {
+        self.half | self.pos as u16
+    }
+    /// Goes on translating at `target` if it is in this bank's half; false if not.
+    fn follow(&mut self, target: u16) -> bool {
+        if target & 0xC000 != self.half {
+            return false;
+        }
+        self.pos = (target & 0x3FFF) as usize;
+        true
+    }
+    fn pair(&mut self, index: u8) -> Value {
+        let (hi, lo) = match index & 3 {
+            0 => (B, C),
+            1 => (D, E),
+            2 => (H, L),
+            _ => return self.get(SP),
+        };
+        let hi = self.get(hi);
+        let lo = self.get(lo);
+        let hi = self.b.ins().ishl_imm_s(hi, 8);
+        self.b.ins().bor(hi, lo)
+    }
+    /// `value` must be 0..=0xFFFF.
+    fn set_pair(&mut self, index: u8, value: Value) {
+        let (hi, lo) = match index & 3 {
+            0 => (B, C),
+            1 => (D, E),
+            2 => (H, L),
+            _ => return self.set(SP, value),
+        };
+        let high = self.b.ins().ushr_imm_s(value, 8);
+        let low = self.b.ins().band_imm_s(value, 0xFF);
+        self.set(hi, high);
+        self.set(lo, low);
+    }
+    fn hl(&mut self) -> Value {
+        self.pair(2)
+    }
+    fn mask16(&mut self, v: Value) -> Value {
+        self.b.ins().band_imm_s(v, 0xFFFF)
+    }
+    fn mask8(&mut self, v: Value) -> Value {
+        self.b.ins().band_imm_s(v, 0xFF)
+    }
+    /// 0/1 of `F`'s flag `mask`.
+    fn flag(&mut self, mask: u8) -> Value {
+        let f = self.get(F);
+        let shift = mask.trailing_zeros() as i64;
+        let bit = self.b.ins().ushr_imm_s(f, shift);
+        self.b.ins().band_imm_s(bit, 1)
+    }
+    /// A 0/1 value of a comparison.
+    fn test(&mut self, cc: IntCC, x: Value, y: i64) -> Value {
+        let c = self.b.ins().icmp_imm_s(cc, x, y);
+        self.b.ins().uextend(types::I32, c)
+    }
+    fn is_zero(&mut self, x: Value) -> Bit {
+        Bit::Of(self.test(IntCC::Equal, x, 0))
+    }
+    fn set_flags(&mut self, z: Bit, n: Bit, h: Bit, c: Bit) {
+        let mut known = 0i64;
+        let mut parts = Vec::new();
+        for (bit, shift) in [(z, 7), (n, 6), (h, 5), (c, 4)] {
+            match bit {
+                Bit::Known(true) => known |= 1 << shift,
+                Bit::Known(false) => {}
+                Bit::Of(v) => parts.push(self.b.ins().ishl_imm_s(v, shift)),
+            }
+        }
+        let mut f = self.konst(known);
+        for part in parts {
+            f = self.b.ins().bor(f, part);
+        }
+        self.set(F, f);
+    }
+    fn keep(&mut self, mask: u8) -> Bit {
+        Bit::Of(self.flag(mask))
+    }
+
+    // ---- time and the bus ----
+
+    /// One M-cycle with no access (an idle or increment-unit cycle, or a fetch: the operands are
+    /// read at compile time, from the ROM the CPU fetches them from).
+    fn tick(&mut self) {
+        self.t += 4;
+    }
+    fn fetch(&mut self) -> Option<u8> {
+        let byte = *self.code.get(self.pos)?;
+        self.pos += 1;
+        self.tick();
+        Some(byte)
+    }
+    fn at(&mut self, t: u64) -> Value {
+        self.b.ins().iadd_imm_s(self.start, t as i64)
+    }
+    fn note_look(&mut self, flag: Value) {
+        self.look = Some(match self.look {
+            Some(earlier) => self.b.ins().bor(earlier, flag),
+            None => flag,
+        });
+    }
+    /// Where an access to `addr` goes: work RAM or its echo, high RAM, or the bus (`None`),
+    /// as `Bus::read`/`Bus::write` decide (no OAM DMA can be under way in a block).
+    fn in_place_region(&mut self, addr: Value, region: Region) -> Value {
+        let (lo, len) = match region {
+            Region::Wram => (0xC000, 0x3E00),
+            Region::Hram => (0xFF80, 0x7F),
+        };
+        let relative = self.b.ins().iadd_imm_s(addr, -lo);
+        let inside = self
+            .b
+            .ins()
+            .icmp_imm_s(IntCC::UnsignedLessThan, relative, len);
+        match self.look {
+            // After an access that asked for a look (an I/O write may have rescheduled), the
+            // rest of the instruction's accesses take the bus's tested path, as a plain step's do.
+            Some(look) => {
+                let quiet = self.b.ins().icmp_imm_s(IntCC::Equal, look, 0);
+                self.b.ins().band(inside, quiet)
+            }
+            None => inside,
+        }
+    }
+    fn in_place_address(&mut self, addr: Value, region: Region) -> Value {
+        let (base, mask) = match region {
+            Region::Wram => (self.wram, 0x1FFF),
+            Region::Hram => (self.hram, 0x7F),
+        };
+        let index = self.b.ins().band_imm_s(addr, mask);
+        let index = self.b.ins().uextend(self.pointer, index);
+        self.b.ins().iadd(base, index)
+    }
+    /// An access: in place when `addr` is in work or high RAM, else through the bus. `value`
+    /// is written, or read when `None`; returns the value read.
+    fn access(&mut self, addr: Value, value: Option<Value>) -> Value {
+        let flags = MemFlagsData::trusted();
+        let wram_block = self.b.create_block();
+        let not_wram = self.b.create_block();
+        let hram_block = self.b.create_block();
+        let slow = self.b.create_block();
+        let merge = self.b.create_block();
+        let result = self.b.append_block_param(merge, types::I32);
+        let look = self.b.append_block_param(merge, types::I32);
+        let zero = self.konst(0);
+        let in_wram = self.in_place_region(addr, Region::Wram);
+        self.b.ins().brif(in_wram, wram_block, &[], not_wram, &[]);
+        for (block, region) in [(wram_block, Region::Wram), (hram_block, Region::Hram)] {
+            if region == Region::Hram {
+                self.b.switch_to_block(not_wram);
+                let in_hram = self.in_place_region(addr, Region::Hram);
+                self.b.ins().brif(in_hram, hram_block, &[], slow, &[]);
+            }
+            self.b.switch_to_block(block);
+            let at = self.in_place_address(addr, region);
+            let read = match value {
+                Some(v) => {
+                    self.b.ins().istore8(flags, v, at, 0);
+                    zero
+                }
+                None => self.b.ins().uload8(types::I32, flags, at, 0),
+            };
+            self.b
+                .ins()
+                .jump(merge, &[BlockArg::Value(read), BlockArg::Value(zero)]);
+        }
+        self.b.switch_to_block(slow);
+        let at = self.at(self.t);
+        let start = self.at(self.instr_start);
+        let opcode = self.konst(self.opcode as i64);
+        let (read, asked) = match value {
+            Some(v) => {
+                let call = self.b.ins().call_indirect(
+                    self.write_sig,
+                    self.write_fn,
+                    &[self.context, addr, v, at, start, opcode],
+                );
+                (zero, self.b.inst_results(call)[0])
+            }
+            None => {
+                let call = self.b.ins().call_indirect(
+                    self.read_sig,
+                    self.read_fn,
+                    &[self.context, addr, at, start, opcode],
+                );
+                let answer = self.b.inst_results(call)[0];
+                let asked = self.b.ins().ushr_imm_s(answer, 8);
+                (self.b.ins().band_imm_s(answer, 0xFF), asked)
+            }
+        };
+        self.b
+            .ins()
+            .jump(merge, &[BlockArg::Value(read), BlockArg::Value(asked)]);
+        self.b.switch_to_block(merge);
+        self.note_look(look);
+        result
+    }
+    fn read(&mut self, addr: Value) -> Value {
+        self.tick();
+        self.access(addr, None)
+    }
+    fn write(&mut self, addr: Value, value: Value) {
+        self.tick();
+        self.access(addr, Some(value));
+    }
+    fn read_r(&mut self, field: u8) -> Value {
+        match r8(field) {
+            Some(slot) => self.get(slot),
+            None => {
+                let hl = self.hl();
+                self.read(hl)
+            }
+        }
+    }
+    fn write_r(&mut self, field: u8, value: Value) {
+        match r8(field) {
+            Some(slot) => self.set(slot, value),
+            None => {
+                let hl = self.hl();
+                self.write(hl, value)
+            }
+        }
+    }
+    fn push16(&mut self, value: Value) {
+        let sp = self.get(SP);
+        let sp = self.b.ins().iadd_imm_s(sp, -1);
+        let sp = self.mask16(sp);
+        self.set(SP, sp);
+        let high = self.b.ins().ushr_imm_s(value, 8);
+        self.write(sp, high);
+        let sp = self.b.ins().iadd_imm_s(sp, -1);
+        let sp = self.mask16(sp);
+        self.set(SP, sp);
+        let low = self.mask8(value);
+        self.write(sp, low);
+    }
+    fn pop16(&mut self) -> Value {
+        let sp = self.get(SP);
+        let low = self.read(sp);
+        let sp = self.b.ins().iadd_imm_s(sp, 1);
+        let sp = self.mask16(sp);
+        let high = self.read(sp);
+        let sp = self.b.ins().iadd_imm_s(sp, 1);
+        let sp = self.mask16(sp);
+        self.set(SP, sp);
+        let high = self.b.ins().ishl_imm_s(high, 8);
+        self.b.ins().bor(high, low)
+    }
+
+    // ---- exits ----
+
+    /// Stores the registers and leaves the block with PC `pc` after `self.t` T-cycles.
+    fn exit(&mut self, pc: Value) {
+        let flags = MemFlagsData::trusted();
+        for (slot, &offset) in REGISTER_OFFSETS.iter().enumerate() {
+            if self.written & (1 << slot) != 0 {
+                let value = self.get(slot);
+                self.b.ins().istore8(flags, value, self.cpu, offset as i32);
+            }
+        }
+        if self.written & (1 << SP) != 0 {
+            let value = self.get(SP);
+            self.b
+                .ins()
+                .istore16(flags, value, self.cpu, offset_of!(Cpu, sp) as i32);
+        }
+        self.b
+            .ins()
+            .istore16(flags, pc, self.cpu, offset_of!(Cpu, pc) as i32);
+        let cycles = self.at(self.t);
+        let start = self.at(self.instr_start);
+        let opcode = self.b.ins().iconst(types::I64, self.opcode as i64);
+        for (value, field) in [
+            (cycles, offset_of!(BlockContext, cycles)),
+            (start, offset_of!(BlockContext, instr_start)),
+            (opcode, offset_of!(BlockContext, opcode)),
+        ] {
+            self.b.ins().store(flags, value, self.context, field as i32);
+        }
+        self.b.ins().return_(&[]);
+    }
+    fn exit_to(&mut self, pc: u16) {
+        let pc = self.konst(pc as i64);
+        self.exit(pc);
+    }
+    /// A branch taken when `condition` (0/1): its path (`taken`, which exits) is translated
+    /// with the time and registers as they are now, then the block goes on where it is not taken.
+    fn side_exit(&mut self, condition: Value, taken: impl FnOnce(&mut Self)) {
+        let taken_block = self.b.create_block();
+        let go_on = self.b.create_block();
+        self.b.ins().brif(condition, taken_block, &[], go_on, &[]);
+        self.b.switch_to_block(taken_block);
+        let (t, written, look) = (self.t, self.written, self.look);
+        taken(self);
+        (self.t, self.written, self.look) = (t, written, look);
+        self.b.switch_to_block(go_on);
+    }
+    /// After an instruction: leave if one of its accesses asked the frame loop to look.
+    fn end_instruction(&mut self) {
+        if let Some(look) = self.look.take() {
+            let pc = self.pc();
+            self.side_exit(look, |s| s.exit_to(pc));
+        }
+    }
+    fn condition(&mut self, cc: u8) -> Value {
+        let (mask, when_set) = match cc & 3 {
+            0 => (FLAG_Z, false),
+            1 => (FLAG_Z, true),
+            2 => (FLAG_C, false),
+            _ => (FLAG_C, true),
+        };
+        let bit = self.flag(mask);
+        if when_set {
+            bit
+        } else {
+            self.b.ins().bxor_imm_s(bit, 1)
+        }
+    }
+
+    // ---- the instructions ----
+
+    /// Translates instructions until the block ends; how many were translated.
+    fn translate(&mut self) -> usize {
+        let mut count = 0;
+        loop {
+            let before = (
+                self.pos,
+                self.t,
+                self.instr_start,
+                self.opcode,
+                self.last_start,
+            );
+            let opcode = match self.code.get(self.pos) {
+                Some(&opcode) => opcode,
+                None => break,
+            };
+            if !self.supported(opcode) {
+                break;
+            }
+            self.instr_start = self.t;
+            self.opcode = opcode;
+            self.last_start = self.t;
+            self.fetch();
+            match self.instruction(opcode) {
+                Step::Next => {
+                    count += 1;
+                    self.end_instruction();
+                    if count == MAX_INSTRUCTIONS {
+                        let pc = self.pc();
+                        self.exit_to(pc);
+                        return count;
+                    }
+                }
+                Step::Ended => return count + 1,
+                Step::OutOfCode => {
+                    // The instruction runs past the bank: leave it to the interpreter.
+                    (
+                        self.pos,
+                        self.t,
+                        self.instr_start,
+                        self.opcode,
+                        self.last_start,
+                    ) = before;
+                    break;
+                }
+            }
+        }
+        if count > 0 {
+            // The previous instruction is the last one: exit before this one.
+            let pc = self.pc();
+            self.exit_to(pc);
+        }
+        count
+    }
+
+    /// Whether the instruction at `self.pos` (opcode `opcode`) is translated; the others end the
+    /// block before them.
+    fn supported(&self, opcode: u8) -> bool {
+        let operand = self.code.get(self.pos + 1).copied();
+        match opcode {
+            // They change the CPU's mode, which plain steps never do.
+            0x10 | 0x76 | 0xF3 | 0xFB | 0xD9 => false,
+            0xD3 | 0xDB | 0xDD | 0xE3 | 0xE4 | 0xEB | 0xEC | 0xED | 0xF4 | 0xFC | 0xFD => false,
+            // The interpreter passes over the polling loops these open (`skip_register_poll`).
+            0xF0 => !matches!(operand, Some(0x41) | Some(0x44) | None),
+            // JR NZ / JR NC back 3 to 5 bytes: perhaps a delay loop (`skip_delay_loop`).
+            0x20 | 0x30 => !matches!(operand, Some(0xFB..=0xFD) | None),
+            _ => true,
+        }
+    }
+
+    fn instruction(&mut self, op: u8) -> Step {
+        match self.instruction_inner(op) {
+            Some(step) => step,
+            None => Step::OutOfCode,
+        }
+    }
+
+    fn instruction_inner(&mut self, op: u8) -> Option<Step> {
+        match op {
+            0x00 => {}
+            0x40..=0x7F => {
+                let v = self.read_r(op);
+                self.write_r(op >> 3, v);
+            }
+            0x80..=0xBF => {
+                let v = self.read_r(op);
+                self.alu(op >> 3, v);
+            }
+            0xC6 | 0xCE | 0xD6 | 0xDE | 0xE6 | 0xEE | 0xF6 | 0xFE => {
+                let n = self.fetch()?;
+                let v = self.konst(n as i64);
+                self.alu(op >> 3, v);
+            }
+            0x06 | 0x0E | 0x16 | 0x1E | 0x26 | 0x2E | 0x36 | 0x3E => {
+                let n = self.fetch()?;
+                let v = self.konst(n as i64);
+                self.write_r(op >> 3, v);
+            }
+            0x04 | 0x0C | 0x14 | 0x1C | 0x24 | 0x2C | 0x34 | 0x3C => {
+                let v = self.read_r(op >> 3);
+                let r = self.b.ins().iadd_imm_s(v, 1);
+                let r = self.mask8(r);
+                let z = self.is_zero(r);
+                let low = self.b.ins().band_imm_s(v, 0xF);
+                let h = Bit::Of(self.test(IntCC::Equal, low, 0xF));
+                let c = self.keep(FLAG_C);
+                self.set_flags(z, Bit::Known(false), h, c);
+                self.write_r(op >> 3, r);
+            }
+            0x05 | 0x0D | 0x15 | 0x1D | 0x25 | 0x2D | 0x35 | 0x3D => {
+                let v = self.read_r(op >> 3);
+                let r = self.b.ins().iadd_imm_s(v, -1);
+                let r = self.mask8(r);
+                let z = self.is_zero(r);
+                let low = self.b.ins().band_imm_s(v, 0xF);
+                let h = Bit::Of(self.test(IntCC::Equal, low, 0));
+                let c = self.keep(FLAG_C);
+                self.set_flags(z, Bit::Known(true), h, c);
+                self.write_r(op >> 3, r);
+            }
+            0x01 | 0x11 | 0x21 | 0x31 => {
+                let lo = self.fetch()? as i64;
+                let hi = self.fetch()? as i64;
+                let v = self.konst(hi << 8 | lo);
+                self.set_pair(op >> 4, v);
+            }
+            0x03 | 0x13 | 0x23 | 0x33 | 0x0B | 0x1B | 0x2B | 0x3B => {
+                let v = self.pair(op >> 4);
+                let r = self
+                    .b
+                    .ins()
+                    .iadd_imm_s(v, if op & 0x08 == 0 { 1 } else { -1 });
+                let r = self.mask16(r);
+                self.set_pair(op >> 4, r);
+                self.tick();
+            }
+            0x09 | 0x19 | 0x29 | 0x39 => {
+                let hl = self.hl();
+                let v = self.pair(op >> 4);
+                let sum = self.b.ins().iadd(hl, v);
+                let hl_low = self.b.ins().band_imm_s(hl, 0xFFF);
+                let v_low = self.b.ins().band_imm_s(v, 0xFFF);
+                let low_sum = self.b.ins().iadd(hl_low, v_low);
+                let h = Bit::Of(self.test(IntCC::UnsignedGreaterThan, low_sum, 0xFFF));
+                let c = Bit::Of(self.test(IntCC::UnsignedGreaterThan, sum, 0xFFFF));
+                let z = self.keep(FLAG_Z);
+                self.set_flags(z, Bit::Known(false), h, c);
+                let sum = self.mask16(sum);
+                self.set_pair(2, sum);
+                self.tick();
+            }
+            0x02 | 0x12 => {
+                let addr = self.pair(op >> 4);
+                let a = self.get(A);
+                self.write(addr, a);
+            }
+            0x22 | 0x32 => {
+                let hl = self.hl();
+                let a = self.get(A);
+                self.write(hl, a);
+                let r = self.b.ins().iadd_imm_s(hl, if op == 0x22 { 1 } else { -1 });
+                let r = self.mask16(r);
+                self.set_pair(2, r);
+            }
+            0x0A | 0x1A => {
+                let addr = self.pair(op >> 4);
+                let v = self.read(addr);
+                self.set(A, v);
+            }
+            0x2A | 0x3A => {
+                let hl = self.hl();
+                let v = self.read(hl);
+                self.set(A, v);
+                let r = self.b.ins().iadd_imm_s(hl, if op == 0x2A { 1 } else { -1 });
+                let r = self.mask16(r);
+                self.set_pair(2, r);
+            }
+            0x08 => {
+                let lo = self.fetch()? as i64;
+                let hi = self.fetch()? as i64;
+                let addr = hi << 8 | lo;
+                let sp = self.get(SP);
+                let low = self.mask8(sp);
+                let high = self.b.ins().ushr_imm_s(sp, 8);
+                let first = self.konst(addr);
+                self.write(first, low);
+                let second = self.konst((addr + 1) & 0xFFFF);
+                self.write(second, high);
+            }
+            0x07 | 0x0F | 0x17 | 0x1F => {
+                let a = self.get(A);
+                let (r, c) = self.rotate(op >> 3, a);
+                self.set_flags(Bit::Known(false), Bit::Known(false), Bit::Known(false), c);
+                self.set(A, r);
+            }
+            0x27 => self.daa(),
+            0x2F => {
+                let a = self.get(A);
+                let r = self.b.ins().bxor_imm_s(a, 0xFF);
+                self.set(A, r);
+                let f = self.get(F);
+                let f = self.b.ins().bor_imm_s(f, (FLAG_N | FLAG_H) as i64);
+                self.set(F, f);
+            }
+            0x37 => {
+                let f = self.get(F);
+                let f = self.b.ins().band_imm_s(f, FLAG_Z as i64);
+                let f = self.b.ins().bor_imm_s(f, FLAG_C as i64);
+                self.set(F, f);
+            }
+            0x3F => {
+                let f = self.get(F);
+                let f = self.b.ins().band_imm_s(f, (FLAG_Z | FLAG_C) as i64);
+                let f = self.b.ins().bxor_imm_s(f, FLAG_C as i64);
+                self.set(F, f);
+            }
+            0x18 => {
+                let offset = self.fetch()? as i8;
+                let target = self.pc().wrapping_add(offset as u16);
+                self.tick();
+                return Some(self.jump(target));
+            }
+            0x20 | 0x28 | 0x30 | 0x38 => {
+                let offset = self.fetch()? as i8;
+                let target = self.pc().wrapping_add(offset as u16);
+                let taken = self.condition(op >> 3);
+                self.side_exit(taken, |s| {
+                    s.tick();
+                    s.exit_to(target);
+                });
+            }
+            0xC9 => {
+                let pc = self.pop16();
+                self.tick();
+                self.exit(pc);
+                return Some(Step::Ended);
+            }
+            0xC0 | 0xC8 | 0xD0 | 0xD8 => {
+                self.tick();
+                let taken = self.condition(op >> 3);
+                self.side_exit(taken, |s| {
+                    let pc = s.pop16();
+                    s.tick();
+                    s.exit(pc);
+                });
+            }
+            0xC3 => {
+                let lo = self.fetch()? as u16;
+                let hi = self.fetch()? as u16;
+                self.tick();
+                return Some(self.jump(hi << 8 | lo));
+            }
+            0xC2 | 0xCA | 0xD2 | 0xDA => {
+                let lo = self.fetch()? as u16;
+                let hi = self.fetch()? as u16;
+                let taken = self.condition(op >> 3);
+                self.side_exit(taken, |s| {
+                    s.tick();
+                    s.exit_to(hi << 8 | lo);
+                });
+            }
+            0xE9 => {
+                let hl = self.hl();
+                self.exit(hl);
+                return Some(Step::Ended);
+            }
+            0xCD => {
+                let lo = self.fetch()? as u16;
+                let hi = self.fetch()? as u16;
+                let ret = self.pc();
+                self.tick();
+                let ret = self.konst(ret as i64);
+                self.push16(ret);
+                return Some(self.jump(hi << 8 | lo));
+            }
+            0xC4 | 0xCC | 0xD4 | 0xDC => {
+                let lo = self.fetch()? as u16;
+                let hi = self.fetch()? as u16;
+                let ret = self.pc();
+                let taken = self.condition(op >> 3);
+                self.side_exit(taken, |s| {
+                    s.tick();
+                    let ret = s.konst(ret as i64);
+                    s.push16(ret);
+                    s.exit_to(hi << 8 | lo);
+                });
+            }
+            0xC7 | 0xCF | 0xD7 | 0xDF | 0xE7 | 0xEF | 0xF7 | 0xFF => {
+                let ret = self.pc();
+                self.tick();
+                let ret = self.konst(ret as i64);
+                self.push16(ret);
+                return Some(self.jump((op & 0x38) as u16));
+            }
+            0xC5 | 0xD5 | 0xE5 | 0xF5 => {
+                let v = if op == 0xF5 {
+                    let a = self.get(A);
+                    let a = self.b.ins().ishl_imm_s(a, 8);
+                    let f = self.get(F);
+                    self.b.ins().bor(a, f)
+                } else {
+                    self.pair(op >> 4)
+                };
+                self.tick();
+                self.push16(v);
+            }
+            0xC1 | 0xD1 | 0xE1 | 0xF1 => {
+                let v = self.pop16();
+                if op == 0xF1 {
+                    let a = self.b.ins().ushr_imm_s(v, 8);
+                    let f = self.b.ins().band_imm_s(v, 0xF0);
+                    self.set(A, a);
+                    self.set(F, f);
+                } else {
+                    self.set_pair(op >> 4, v);
+                }
+            }
+            0xCB => {
+                let cb = self.fetch()?;
+                self.cb(cb);
+            }
+            0xE0 => {
+                let n = self.fetch()?;
+                let addr = self.konst(0xFF00 | n as i64);
+                let a = self.get(A);
+                self.write(addr, a);
+            }
+            0xF0 => {
+                let n = self.fetch()?;
+                let addr = self.konst(0xFF00 | n as i64);
+                let v = self.read(addr);
+                self.set(A, v);
+            }
+            0xE2 | 0xF2 => {
+                let c = self.get(C);
+                let addr = self.b.ins().bor_imm_s(c, 0xFF00);
+                if op == 0xE2 {
+                    let a = self.get(A);
+                    self.write(addr, a);
+                } else {
+                    let v = self.read(addr);
+                    self.set(A, v);
+                }
+            }
+            0xEA | 0xFA => {
+                let lo = self.fetch()? as i64;
+                let hi = self.fetch()? as i64;
+                let addr = self.konst(hi << 8 | lo);
+                if op == 0xEA {
+                    let a = self.get(A);
+                    self.write(addr, a);
+                } else {
+                    let v = self.read(addr);
+                    self.set(A, v);
+                }
+            }
+            0xE8 | 0xF8 => {
+                let offset = self.fetch()? as i8 as i16 as u16;
+                let sp = self.get(SP);
+                let sp_low = self.b.ins().band_imm_s(sp, 0xF);
+                let half = self.b.ins().iadd_imm_s(sp_low, (offset & 0xF) as i64);
+                let h = Bit::Of(self.test(IntCC::UnsignedGreaterThan, half, 0xF));
+                let sp_byte = self.mask8(sp);
+                let low = self.b.ins().iadd_imm_s(sp_byte, (offset & 0xFF) as i64);
+                let c = Bit::Of(self.test(IntCC::UnsignedGreaterThan, low, 0xFF));
+                self.set_flags(Bit::Known(false), Bit::Known(false), h, c);
+                let r = self.b.ins().iadd_imm_s(sp, offset as i64);
+                let r = self.mask16(r);
+                if op == 0xE8 {
+                    self.set(SP, r);
+                    self.tick();
+                    self.tick();
+                } else {
+                    self.set_pair(2, r);
+                    self.tick();
+                }
+            }
+            0xF9 => {
+                let hl = self.hl();
+                self.set(SP, hl);
+                self.tick();
+            }
+            _ => unreachable!("opcode {op:02X} is not translated (`supported`)"),
+        }
+        Some(Step::Next)
+    }
+
+    /// An unconditional transfer to a constant address: translation goes on there if it can,
+    /// else the block ends.
+    fn jump(&mut self, target: u16) -> Step {
+        if self.follow(target) {
+            Step::Next
+        } else {
+            self.exit_to(target);
+            Step::Ended
+        }
+    }
+
+    fn alu(&mut self, op: u8, v: Value) {
+        let a = self.get(A);
+        match op & 7 {
+            0 | 1 | 2 | 3 | 7 => {
+                let carry = if op & 7 == 1 || op & 7 == 3 {
+                    self.flag(FLAG_C)
+                } else {
+                    self.konst(0)
+                };
+                let subtract = matches!(op & 7, 2 | 3 | 7);
+                let a_low = self.b.ins().band_imm_s(a, 0xF);
+                let v_low = self.b.ins().band_imm_s(v, 0xF);
+                let (full, half) = if subtract {
+                    let d = self.b.ins().isub(a, v);
+                    let d = self.b.ins().isub(d, carry);
+                    let hd = self.b.ins().isub(a_low, v_low);
+                    let hd = self.b.ins().isub(hd, carry);
+                    (d, hd)
+                } else {
+                    let s = self.b.ins().iadd(a, v);
+                    let s = self.b.ins().iadd(s, carry);
+                    let hs = self.b.ins().iadd(a_low, v_low);
+                    let hs = self.b.ins().iadd(hs, carry);
+                    (s, hs)
+                };
+                let r = self.mask8(full);
+                let z = self.is_zero(r);
+                let (h, c) = if subtract {
+                    (
+                        self.test(IntCC::SignedLessThan, half, 0),
+                        self.test(IntCC::SignedLessThan, full, 0),
+                    )
+                } else {
+                    (
+                        self.test(IntCC::UnsignedGreaterThan, half, 0xF),
+                        self.test(IntCC::UnsignedGreaterThan, full, 0xFF),
+                    )
+                };
+                self.set_flags(z, Bit::Known(subtract), Bit::Of(h), Bit::Of(c));
+                if op & 7 != 7 {
+                    self.set(A, r);
+                }
+            }
+            4 => {
+                let r = self.b.ins().band(a, v);
+                let z = self.is_zero(r);
+                self.set_flags(z, Bit::Known(false), Bit::Known(true), Bit::Known(false));
+                self.set(A, r);
+            }
+            5 | 6 => {
+                let r = if op & 7 == 5 {
+                    self.b.ins().bxor(a, v)
+                } else {
+                    self.b.ins().bor(a, v)
+                };
+                let z = self.is_zero(r);
+                self.set_flags(z, Bit::Known(false), Bit::Known(false), Bit::Known(false));
+                self.set(A, r);
+            }
+            _ => unreachable!(),
+        }
+    }
+
+    /// The rotate/shift group (`Cpu::rotate`): the result and the carry out.
+    fn rotate(&mut self, op: u8, v: Value) -> (Value, Bit) {
+        let top = self.b.ins().ushr_imm_s(v, 7);
+        let bottom = self.b.ins().band_imm_s(v, 1);
+        let left = self.b.ins().ishl_imm_s(v, 1);
+        let left = self.mask8(left);
+        let right = self.b.ins().ushr_imm_s(v, 1);
+        match op & 7 {
+            0 => (self.b.ins().bor(left, top), Bit::Of(top)),
+            1 => {
+                let wrapped = self.b.ins().ishl_imm_s(bottom, 7);
+                (self.b.ins().bor(right, wrapped), Bit::Of(bottom))
+            }
+            2 => {
+                let carry = self.flag(FLAG_C);
+                (self.b.ins().bor(left, carry), Bit::Of(top))
+            }
+            3 => {
+                let carry = self.flag(FLAG_C);
+                let carry = self.b.ins().ishl_imm_s(carry, 7);
+                (self.b.ins().bor(right, carry), Bit::Of(bottom))
+            }
+            4 => (left, Bit::Of(top)),
+            5 => {
+                let sign = self.b.ins().band_imm_s(v, 0x80);
+                (self.b.ins().bor(right, sign), Bit::Of(bottom))
+            }
+            6 => {
+                let high = self.b.ins().ishl_imm_s(v, 4);
+                let high = self.mask8(high);
+                let low = self.b.ins().ushr_imm_s(v, 4);
+                (self.b.ins().bor(high, low), Bit::Known(false))
+            }
+            _ => (right, Bit::Of(bottom)),
+        }
+    }
+
+    fn cb(&mut self, op: u8) {
+        let field = op & 7;
+        let bit = (op >> 3) & 7;
+        match op >> 6 {
+            0 => {
+                let v = self.read_r(field);
+                let (r, c) = self.rotate(op >> 3, v);
+                let z = self.is_zero(r);
+                self.set_flags(z, Bit::Known(false), Bit::Known(false), c);
+                self.write_r(field, r);
+            }
+            1 => {
+                let v = self.read_r(field);
+                let masked = self.b.ins().band_imm_s(v, 1 << bit);
+                let z = self.is_zero(masked);
+                let c = self.keep(FLAG_C);
+                self.set_flags(z, Bit::Known(false), Bit::Known(true), c);
+            }
+            2 => {
+                let v = self.read_r(field);
+                let r = self.b.ins().band_imm_s(v, !(1i64 << bit) & 0xFF);
+                self.write_r(field, r);
+            }
+            _ => {
+                let v = self.read_r(field);
+                let r = self.b.ins().bor_imm_s(v, 1 << bit);
+                self.write_r(field, r);
+            }
+        }
+    }
+
+    /// DAA as `Cpu::execute_op` has it, both directions computed and the one N asks for kept.
+    fn daa(&mut self) {
+        let a = self.get(A);
+        let carry = self.flag(FLAG_C);
+        let half = self.flag(FLAG_H);
+        let n = self.flag(FLAG_N);
+        // After an addition.
+        let above = self.test(IntCC::UnsignedGreaterThan, a, 0x99);
+        let add_carry = self.b.ins().bor(carry, above);
+        let plus60 = self.b.ins().iadd_imm_s(a, 0x60);
+        let plus60 = self.mask8(plus60);
+        let added = self.b.ins().select(add_carry, plus60, a);
+        let low = self.b.ins().band_imm_s(added, 0xF);
+        let low_above = self.test(IntCC::UnsignedGreaterThan, low, 9);
+        let fix_low = self.b.ins().bor(half, low_above);
+        let plus6 = self.b.ins().iadd_imm_s(added, 6);
+        let plus6 = self.mask8(plus6);
+        let added = self.b.ins().select(fix_low, plus6, added);
+        // After a subtraction.
+        let minus60 = self.b.ins().iadd_imm_s(a, -0x60);
+        let minus60 = self.mask8(minus60);
+        let subtracted = self.b.ins().select(carry, minus60, a);
+        let minus6 = self.b.ins().iadd_imm_s(subtracted, -6);
+        let minus6 = self.mask8(minus6);
+        let subtracted = self.b.ins().select(half, minus6, subtracted);
+        let r = self.b.ins().select(n, subtracted, added);
+        let c = self.b.ins().select(n, carry, add_carry);
+        let z = self.is_zero(r);
+        self.set_flags(z, Bit::Of(n), Bit::Known(false), Bit::Of(c));
+        self.set(A, r);
+    }
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Region {
+    Wram,
+    Hram,
+}
+
+enum Step {
+    /// The instruction falls through to the next one.
+    Next,
+    /// It always leaves the block (an unconditional control transfer).
+    Ended,
+    /// Its bytes run past the end of the bank.
+    OutOfCode,
+}
