@@ -65,7 +65,17 @@ impl GameBoy {
     }
 
     pub fn with_power_on(rom: Vec<u8>, power_on: PowerOn) -> Result<Self, CartridgeError> {
-        let jit = Some(Jit::for_rom(&rom));
+        Self::build(rom, power_on, true)
+    }
+
+    /// `with_power_on`, with or without a handle on the ROM's compiled blocks (`load_state`
+    /// passes on the one it has).
+    fn build(
+        rom: Vec<u8>,
+        power_on: PowerOn,
+        compiled_blocks: bool,
+    ) -> Result<Self, CartridgeError> {
+        let jit = compiled_blocks.then(|| Jit::for_rom(&rom));
         let mut gb = GameBoy {
             cpu: Cpu::after_boot(),
             bus: Bus::new(Cartridge::from_rom(rom)?),
@@ -351,9 +361,9 @@ impl GameBoy {
             ));
         }
         let rom = self.bus.cartridge.rom().to_vec();
-        let mut fresh = GameBoy::new(rom).map_err(|e| StateError(e.to_string()))?;
         // Its compiled blocks are this one's (the same ROM; taken once the state has loaded).
-        fresh.jit = None;
+        let mut fresh =
+            GameBoy::build(rom, PowerOn::Dmg, false).map_err(|e| StateError(e.to_string()))?;
         fresh.set_render(self.bus.ppu.render());
         fresh.bus.eager_ppu = self.bus.eager_ppu;
         fresh.bus.skip_wait_loops = self.bus.skip_wait_loops;

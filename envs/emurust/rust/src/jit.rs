@@ -143,11 +143,7 @@ impl Jit {
                 rom: rom.into(),
                 table: (0..rom.len()).map(|_| AtomicUsize::new(UNTRIED)).collect(),
                 reached: (0..rom.len()).map(|_| AtomicU8::new(0)).collect(),
-                compiler: Mutex::new(Compiler {
-                    module: None,
-                    blocks: Vec::new(),
-                    unavailable: false,
-                }),
+                compiler: Mutex::new(Compiler::new()),
             });
             registry.live.push(Arc::downgrade(&shared));
             shared
@@ -266,6 +262,15 @@ impl Jit {
 }
 
 impl Compiler {
+    /// A compiler with no blocks (Cranelift is set up with the first).
+    fn new() -> Self {
+        Compiler {
+            module: None,
+            blocks: Vec::new(),
+            unavailable: false,
+        }
+    }
+
     /// Compiles the block at `offset` of `rom`; its table entry.
     fn compile(&mut self, rom: &[u8], offset: usize) -> usize {
         if self.unavailable {

@@ -22,7 +22,7 @@ fn assert_same_frames(rom: &[u8], frames: u32, case: &str) -> (u64, String) {
     assert!(compiled.compiled_blocks());
     interpreted.set_compiled_blocks(false);
     for frame in 0..frames {
-        if frame % 8 == 0 {
+        if frame.is_multiple_of(8) {
             let buttons = (frame.wrapping_mul(0x9E37_79B9) >> 24) as u8;
             compiled.set_buttons(buttons);
             interpreted.set_buttons(buttons);
@@ -155,7 +155,7 @@ fn random_code_rom(seed: u64) -> Vec<u8> {
                     emit(&mut code, &[push, 0x80 + (b2 % 0x40), pop]);
                     continue;
                 }
-                if r % 7 == 6 && b1 % 4 == 0 {
+                if r % 7 == 6 && b1.is_multiple_of(4) {
                     // The stack back in work RAM (calls never return here), LD SP,HL included.
                     emit(&mut code, &[0x21, b2, 0xD0, 0xF9]);
                     continue;
@@ -165,7 +165,7 @@ fn random_code_rom(seed: u64) -> Vec<u8> {
                 } else {
                     emit(&mut code, &[op]);
                 }
-                if r % 5 == 0 {
+                if r.is_multiple_of(5) {
                     // Point HL, BC or DE at work RAM again.
                     let pair = [0x21, 0x01, 0x11][b2 as usize % 3];
                     emit(&mut code, &[pair, b2, 0xC0 | (b1 & 0x1F)]);
@@ -183,7 +183,7 @@ fn random_code_rom(seed: u64) -> Vec<u8> {
                     0x40, 0x41, 0x42, 0x44, 0x45, 0x47, 0x05, 0x06, 0x07, 0x04, 0x0F, 0xFF, 0x46,
                     0x00, 0x80,
                 ][b2 as usize % 15];
-                let op = if r % 3 == 0 { 0xF0 } else { 0xE0 };
+                let op = if r.is_multiple_of(3) { 0xF0 } else { 0xE0 };
                 // DMA from VRAM: from work RAM it would own the bus the code is fetched from.
                 // The timer and its interrupt stay on, so that HALT always ends.
                 let value = match register {
@@ -267,7 +267,7 @@ fn random_code_runs_as_interpreted() {
 /// changes the state the frame ends with.
 fn tight_loop_rom(seed: u64) -> Vec<u8> {
     let mut next = xorshift(seed.wrapping_mul(0xD1B5_4A32_D192_ED03));
-    let mut rom = vec![0u8; 0x8000];
+    let rom = vec![0u8; 0x8000];
     let mut code = vec![
         0x31,
         0x00,
@@ -442,11 +442,7 @@ fn register_instructions_match_the_sm83_vectors() {
         }
         rom[0x14D] = crate::cartridge::header_checksum(&rom);
         let mut gb = GameBoy::with_power_on(rom.clone(), PowerOn::PyBoy).unwrap();
-        let mut compiler = super::Compiler {
-            module: None,
-            blocks: Vec::new(),
-            unavailable: false,
-        };
+        let mut compiler = super::Compiler::new();
         for (i, case) in vectors.iter().enumerate() {
             let (initial, expected) = (&case["initial"], &case["final"]);
             let get = |state: &Value, k: &str| state[k].as_u64().unwrap();
@@ -497,11 +493,7 @@ fn assert_block_matches_interpreter(instruction: &[u8], states: impl Iterator<It
     rom[0x1000 + instruction.len()] = 0x76;
     rom[0x14D] = crate::cartridge::header_checksum(&rom);
     let mut gb = GameBoy::with_power_on(rom.clone(), PowerOn::PyBoy).unwrap();
-    let mut compiler = super::Compiler {
-        module: None,
-        blocks: Vec::new(),
-        unavailable: false,
-    };
+    let mut compiler = super::Compiler::new();
     let block = compile_alone(&mut compiler, &rom, 0x1000);
     for state in states {
         let registers = (
