@@ -98,13 +98,27 @@ fn bench_play(mut gb: GameBoy, frames: u32, power_on: PowerOn) {
     let calls = frames.div_ceil(frames_per_call).max(1);
     let start = Instant::now();
     let trace = std::env::var_os("SPEED_TRACE").is_some();
+    let mut call_times = Vec::new();
     for call in 0..calls {
         let t0 = Instant::now();
         gb.load_state(&start_state).expect("own state");
         gb.run_phases(&phases, false);
+        let elapsed = t0.elapsed().as_secs_f64() * 1e3;
+        call_times.push(elapsed);
         if trace && call < 12 {
-            eprintln!("call {call}: {:.1} ms", t0.elapsed().as_secs_f64() * 1e3);
+            eprintln!("call {call}: {elapsed:.1} ms");
         }
+    }
+    // After the first calls (which compile): the steady state, less sensitive to a loaded host.
+    let mut steady = call_times.split_off(call_times.len().min(20));
+    if !steady.is_empty() {
+        steady.sort_by(f64::total_cmp);
+        println!(
+            "steady calls ({} frames each): min {:.2} ms, median {:.2} ms",
+            frames_per_call,
+            steady[0],
+            steady[steady.len() / 2]
+        );
     }
     let secs = start.elapsed().as_secs_f64();
     println!(

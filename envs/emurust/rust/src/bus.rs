@@ -708,6 +708,23 @@ impl Bus {
 
     #[inline(never)]
     fn write_slow(&mut self, addr: u16, value: u8) {
+        if let 0x8000..=0x9FFF = addr {
+            // Video RAM schedules nothing: the frame loop need only look when the PPU's catch-up
+            // raised an interrupt (or started a frame, `note_frame_start`), as after a read
+            // (`read_slow`). Games write it between their polls of STAT, hundreds of times a
+            // frame, and a block (`crate::jit`) runs on after it.
+            let requests = self.interrupt_flags;
+            self.sync_ppu();
+            if !self.pyboy {
+                self.ppu.write_vram(addr, value)
+            } else if !self.pyboy_blocks_access(false, true) {
+                self.ppu.store_vram(addr, value)
+            }
+            if self.interrupt_flags != requests {
+                self.attention_at = 0;
+            }
+            return;
+        }
         // Writes here can request or enable an interrupt, start DMA or end a frame.
         self.attention_at = 0;
         match addr {
@@ -715,14 +732,6 @@ impl Bus {
                 self.cartridge.sync_clock(self.cycles);
                 self.cartridge.write_rom(addr, value);
                 self.fetch_window.len = 0; // the banks may have moved
-            }
-            0x8000..=0x9FFF => {
-                self.sync_ppu();
-                if !self.pyboy {
-                    self.ppu.write_vram(addr, value)
-                } else if !self.pyboy_blocks_access(false, true) {
-                    self.ppu.store_vram(addr, value)
-                }
             }
             0xA000..=0xBFFF => {
                 self.cartridge.sync_clock(self.cycles);

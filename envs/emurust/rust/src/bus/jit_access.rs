@@ -15,7 +15,14 @@ impl Bus {
         if !self.pyboy || !self.plain_steps || self.dma_busy_len != 0 || pc >= 0x8000 {
             return None;
         }
-        Some(self.cartridge.bank_offset(pc) + (pc as usize & 0x3FFF))
+        let offset = self.cartridge.bank_offset(pc) + (pc as usize & 0x3FFF);
+        // A block is compiled for one half of the ROM space (its constant addresses are there):
+        // not for bank 0 seen in the upper half (MBC5) nor another bank in the lower (MBC1's
+        // mode 1).
+        if (offset < 0x4000) != (pc < 0x4000) {
+            return None;
+        }
+        Some(offset)
     }
 
     /// Work RAM (0x2000 bytes) and high RAM (0x7F bytes), which blocks access in place where

@@ -97,6 +97,55 @@ fn with_code_at_0x150(mut rom: Vec<u8>, code: &[u8]) -> Vec<u8> {
     rom
 }
 
+/// Code that calls a routine making a call of its own (so that it pushes an address of the half
+/// of the ROM space it runs in), seen from the other half than usual: bank 0 in the upper half
+/// (MBC5 can map it there), and bank 0x20 in the lower half (MBC1's mode 1 on a 1 MiB ROM). A
+/// block is compiled for one half, so neither may run the other's blocks.
+#[test]
+fn blocks_keep_to_the_half_of_the_rom_space_they_run_in() {
+    // The routine, at 0x200 of the bank it is called in: CALL 0x0300; INC A; RET, and RET at 0x300.
+    let routine = |rom: &mut [u8], bank: usize| {
+        rom[bank * 0x4000 + 0x200..][..5].copy_from_slice(&[0xCD, 0x00, 0x03, 0x3C, 0xC9]);
+        rom[bank * 0x4000 + 0x300] = 0xC9;
+    };
+    // MBC5, 64 KiB: bank 0 in the upper half too; the routine called 64 times through the lower
+    // half (compiled there), then again and again through the upper.
+    let mut mbc5 = vec![0u8; 0x10000];
+    mbc5[0x147] = 0x19;
+    mbc5[0x148] = 0x01;
+    routine(&mut mbc5, 0);
+    let mbc5 = with_code_at_0x150(
+        mbc5,
+        &[
+            0x31, 0x00, 0xD0, // LD SP,0xD000
+            0xAF, 0xEA, 0x00, 0x20, // XOR A; LD (0x2000),A: bank 0 in the upper half
+            0x06, 0x40, // LD B,64
+            0xCD, 0x00, 0x02, // CALL 0x0200
+            0x05, 0x20, 0xFA, // DEC B; JR NZ,-6
+            0xCD, 0x00, 0x42, // CALL 0x4200
+            0x18, 0xFB, // JR -5
+        ],
+    );
+    assert_same_frames(&mbc5, 5, "MBC5, bank 0 in the upper half");
+    // MBC1, 1 MiB: mode 1 and the upper bank bits at 1 put bank 0x20 in the lower half. It holds
+    // the same code as bank 0 (the CPU goes on fetching there), and the routine.
+    let mut mbc1 = vec![0u8; 0x100000];
+    mbc1[0x147] = 0x01;
+    mbc1[0x148] = 0x05;
+    let code = [
+        0x31, 0x00, 0xD0, // LD SP,0xD000
+        0x3E, 0x01, 0xEA, 0x00, 0x60, // LD A,1; LD (0x6000),A: mode 1
+        0xEA, 0x00, 0x40, // LD (0x4000),A: upper bank bits 1
+        0xCD, 0x00, 0x02, // CALL 0x0200 (bank 0x20)
+        0x18, 0xFB, // JR -5
+    ];
+    let mut mbc1 = with_code_at_0x150(mbc1, &code);
+    let bank0 = mbc1[..0x4000].to_vec();
+    mbc1[0x20 * 0x4000..0x21 * 0x4000].copy_from_slice(&bank0);
+    routine(&mut mbc1, 0x20);
+    assert_same_frames(&mbc1, 5, "MBC1 mode 1, bank 0x20 in the lower half");
+}
+
 /// A 32 KiB ROM-only cartridge of random code: mostly instructions blocks translate, with some
 /// that end blocks (HALT, EI, DI, RETI, STOP, the polls), writes to random I/O registers (the LCD,
 /// the timer, DMA, interrupts), jumps and calls anywhere (work RAM included), and data tables.
