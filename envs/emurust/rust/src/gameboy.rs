@@ -45,9 +45,13 @@ pub struct GameBoy {
     /// Bus cycle at the end of the instruction that switched the LCD off (frame clock while off;
     /// in PyBoy mode the cycle of PyBoy's write).
     lcd_off_since: u64,
-    /// Compiled blocks for the PyBoy-compatible timing's plain steps (`crate::jit`); `None`
-    /// runs every instruction in the interpreter (a verification switch: the results must not
-    /// change).
+    /// Whether compiled blocks run the PyBoy-compatible timing's plain steps (`crate::jit`);
+    /// off runs every instruction in the interpreter (a verification switch: the results must
+    /// not change).
+    compiled_blocks: bool,
+    /// The handle on the ROM's blocks, held while `compiled_blocks` is on in the PyBoy timing
+    /// (`take_jit_handle`; the hardware timing never runs blocks, and a ROM's block table takes
+    /// 9 bytes per ROM byte).
     jit: Option<Jit>,
 }
 
@@ -68,19 +72,19 @@ impl GameBoy {
         Self::build(rom, power_on, true)
     }
 
-    /// `with_power_on`, with or without a handle on the ROM's compiled blocks (`load_state`
-    /// passes on the one it has).
+    /// `with_power_on`, with compiled blocks on or off (`load_state` builds without, then passes
+    /// on its setting and its handle on the blocks).
     fn build(
         rom: Vec<u8>,
         power_on: PowerOn,
         compiled_blocks: bool,
     ) -> Result<Self, CartridgeError> {
-        let jit = compiled_blocks.then(|| Jit::for_rom(&rom));
         let mut gb = GameBoy {
             cpu: Cpu::after_boot(),
             bus: Bus::new(Cartridge::from_rom(rom)?),
             lcd_off_since: 0,
-            jit,
+            compiled_blocks,
+            jit: None,
         };
         let cpu = &mut gb.cpu;
         match power_on {
@@ -124,6 +128,17 @@ impl GameBoy {
         self.bus.pyboy = on;
         self.bus.joypad.pyboy = on;
         self.bus.serial.pyboy = on;
+        self.take_jit_handle();
+    }
+
+    /// Takes a handle on the ROM's compiled blocks when they can run (compiled blocks on, the
+    /// PyBoy timing), and drops it when they cannot.
+    fn take_jit_handle(&mut self) {
+        if !(self.compiled_blocks && self.cpu.pyboy) {
+            self.jit = None;
+        } else if self.jit.is_none() {
+            self.jit = Some(Jit::for_rom(self.bus.cartridge().rom()));
+        }
     }
 
     pub fn pyboy_compat(&self) -> bool {
@@ -159,13 +174,12 @@ impl GameBoy {
 
     /// Whether compiled blocks run the PyBoy-compatible timing's plain steps (on by default).
     pub fn set_compiled_blocks(&mut self, on: bool) {
-        if on != self.jit.is_some() {
-            self.jit = on.then(|| Jit::for_rom(self.bus.cartridge().rom()));
-        }
+        self.compiled_blocks = on;
+        self.take_jit_handle();
     }
 
     pub fn compiled_blocks(&self) -> bool {
-        self.jit.is_some()
+        self.compiled_blocks
     }
 
     #[cfg(test)]
@@ -361,7 +375,8 @@ impl GameBoy {
             ));
         }
         let rom = self.bus.cartridge.rom().to_vec();
-        // Its compiled blocks are this one's (the same ROM; taken once the state has loaded).
+        // Its compiled blocks are this one's (the same ROM; setting and handle taken once the
+        // state has loaded).
         let mut fresh =
             GameBoy::build(rom, PowerOn::Dmg, false).map_err(|e| StateError(e.to_string()))?;
         fresh.set_render(self.bus.ppu.render());
@@ -376,6 +391,7 @@ impl GameBoy {
         fresh.bus.load(&mut r)?;
         fresh.lcd_off_since = r.u64()?;
         r.finish()?;
+        fresh.compiled_blocks = self.compiled_blocks;
         fresh.jit = self.jit.take();
         *self = fresh;
         Ok(())

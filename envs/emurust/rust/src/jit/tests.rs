@@ -386,16 +386,43 @@ fn tight_loops_of_data_instructions_run_as_interpreted() {
 #[test]
 fn blocks_are_shared_by_emulators_of_a_rom() {
     let rom = std::fs::read(roms_dir().join("games/2048-wyattferguson/2048.gb")).unwrap();
-    let first = GameBoy::with_power_on(rom.clone(), PowerOn::PyBoy).unwrap();
-    let second = GameBoy::with_power_on(rom, PowerOn::PyBoy).unwrap();
-    let other = GameBoy::with_power_on(random_code_rom(1), PowerOn::PyBoy).unwrap();
-    let (first, second, other) = (
+    let mut first = GameBoy::with_power_on(rom.clone(), PowerOn::PyBoy).unwrap();
+    let mut second = GameBoy::with_power_on(rom.clone(), PowerOn::PyBoy).unwrap();
+    let mut other = GameBoy::with_power_on(random_code_rom(1), PowerOn::PyBoy).unwrap();
+    for gb in [&mut first, &mut second, &mut other] {
+        gb.run_frame();
+    }
+    let (first_jit, second_jit, other_jit) = (
         first.jit().unwrap(),
         second.jit().unwrap(),
         other.jit().unwrap(),
     );
-    assert!(first.shares_blocks_with(second));
-    assert!(!first.shares_blocks_with(other));
+    assert!(first_jit.shares_blocks_with(second_jit));
+    assert!(!first_jit.shares_blocks_with(other_jit));
+    // A state loaded keeps the handle (and the blocks run so far).
+    let (state, ran) = (second.save_state(), first.compiled_blocks_run());
+    first.load_state(&state).unwrap();
+    assert!(first
+        .jit()
+        .unwrap()
+        .shares_blocks_with(second.jit().unwrap()));
+    assert_eq!(first.compiled_blocks_run(), ran);
+    // The hardware timing (which never runs blocks) holds none, nor does the interpreter switch.
+    let mut hardware = GameBoy::new(rom.clone()).unwrap();
+    hardware.run_frames(2);
+    assert!(hardware.compiled_blocks() && hardware.jit().is_none());
+    hardware.set_pyboy_compat(true);
+    assert!(hardware.jit().is_some());
+    hardware.set_pyboy_compat(false);
+    assert!(hardware.jit().is_none());
+    let mut interpreted = GameBoy::with_power_on(rom, PowerOn::PyBoy).unwrap();
+    interpreted.set_compiled_blocks(false);
+    interpreted.run_frames(2);
+    assert!(interpreted.jit().is_none());
+    interpreted.set_compiled_blocks(true);
+    assert!(interpreted.jit().is_some());
+    first.set_compiled_blocks(false);
+    assert!(first.jit().is_none() && !first.compiled_blocks());
 }
 
 /// Compiles the block at `offset` of `rom` on its own compiler (not the process's shared one).
