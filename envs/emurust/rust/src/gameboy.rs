@@ -49,6 +49,9 @@ pub struct GameBoy {
     /// off runs every instruction in the interpreter (a verification switch: the results must
     /// not change).
     compiled_blocks: bool,
+    /// `rom_id` of the cartridge's ROM, which every save state carries (computed once: a load
+    /// is an RL reset, and hashing the ROM took longer than the rest of it).
+    rom_id: u64,
     /// The handle on the ROM's blocks, held while `compiled_blocks` is on in the PyBoy timing
     /// (`take_jit_handle`; the hardware timing never runs blocks, and a ROM's block table takes
     /// 9 bytes per ROM byte).
@@ -69,13 +72,15 @@ impl GameBoy {
     }
 
     pub fn with_power_on(rom: Vec<u8>, power_on: PowerOn) -> Result<Self, CartridgeError> {
-        Self::build(rom, power_on, true)
+        let id = rom_id(&rom);
+        Self::build(rom, id, power_on, true)
     }
 
-    /// `with_power_on`, with compiled blocks on or off (`load_state` builds without, then passes
-    /// on its setting and its handle on the blocks).
+    /// `with_power_on` for a ROM whose `rom_id` is `id`, with compiled blocks on or off
+    /// (`load_state` builds without, then passes on its setting and its handle on the blocks).
     fn build(
         rom: Vec<u8>,
+        id: u64,
         power_on: PowerOn,
         compiled_blocks: bool,
     ) -> Result<Self, CartridgeError> {
@@ -83,6 +88,7 @@ impl GameBoy {
             cpu: Cpu::after_boot(),
             bus: Bus::new(Cartridge::from_rom(rom)?),
             lcd_off_since: 0,
+            rom_id: id,
             compiled_blocks,
             jit: None,
         };
@@ -359,7 +365,7 @@ impl GameBoy {
 
     pub fn save_state(&mut self) -> Vec<u8> {
         let mut w = StateWriter::new();
-        w.u64(rom_id(self.bus.cartridge.rom()));
+        w.u64(self.rom_id);
         self.cpu.save(&mut w);
         self.bus.save(&mut w);
         w.u64(self.lcd_off_since);
@@ -369,7 +375,7 @@ impl GameBoy {
     /// Restores a state saved from the same ROM; on any error the emulator is left unchanged.
     pub fn load_state(&mut self, data: &[u8]) -> Result<(), StateError> {
         let mut r = StateReader::new(data)?;
-        if r.u64()? != rom_id(self.bus.cartridge.rom()) {
+        if r.u64()? != self.rom_id {
             return Err(StateError(
                 "the state was saved from a different ROM".into(),
             ));
@@ -377,8 +383,8 @@ impl GameBoy {
         let rom = self.bus.cartridge.rom().to_vec();
         // Its compiled blocks are this one's (the same ROM; setting and handle taken once the
         // state has loaded).
-        let mut fresh =
-            GameBoy::build(rom, PowerOn::Dmg, false).map_err(|e| StateError(e.to_string()))?;
+        let mut fresh = GameBoy::build(rom, self.rom_id, PowerOn::Dmg, false)
+            .map_err(|e| StateError(e.to_string()))?;
         fresh.set_render(self.bus.ppu.render());
         fresh.bus.eager_ppu = self.bus.eager_ppu;
         fresh.bus.skip_wait_loops = self.bus.skip_wait_loops;
