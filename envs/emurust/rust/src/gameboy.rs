@@ -50,7 +50,7 @@ pub struct GameBoy {
     /// not change).
     compiled_blocks: bool,
     /// `rom_id` of the cartridge's ROM, which every save state carries (computed once: a load
-    /// is an RL reset, and hashing the ROM took longer than the rest of it).
+    /// is an RL reset, and hashing a 32 KiB ROM byte by byte takes some 40 us).
     rom_id: u64,
     /// The handle on the ROM's blocks, held while `compiled_blocks` is on in the PyBoy timing
     /// (`take_jit_handle`; the hardware timing never runs blocks, and a ROM's block table takes

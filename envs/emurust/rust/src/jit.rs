@@ -88,8 +88,11 @@ struct Compiler {
     #[allow(clippy::vec_box)]
     blocks: Vec<Box<Block>>,
     /// Set when Cranelift cannot be used on this host (no executable memory, an unsupported
-    /// ISA): every block is then left to the interpreter.
+    /// ISA) or panicked: every block is then left to the interpreter.
     unavailable: bool,
+    /// Tests: the next compilation panics, as a bug in Cranelift would.
+    #[cfg(test)]
+    panic_next: bool,
 }
 
 // SAFETY: a `JITModule` holds raw pointers into the executable memory it owns; nothing in it is
@@ -212,6 +215,12 @@ impl Jit {
         }
     }
 
+    /// The compiler of the ROM's blocks (tests).
+    #[cfg(test)]
+    fn compiler(&self) -> std::sync::MutexGuard<'_, Compiler> {
+        self.shared.compiler.lock().unwrap()
+    }
+
     /// Whether two handles share their blocks (tests).
     #[cfg(test)]
     pub(crate) fn shares_blocks_with(&self, other: &Jit) -> bool {
@@ -247,7 +256,16 @@ impl Jit {
         let address = if entry != UNTRIED {
             entry
         } else {
-            let address = compiler.compile(&shared.rom, offset);
+            // A panic inside Cranelift (a bug there) must not reach the emulator's caller: the
+            // code is left to the interpreter, this block and every later one (the module may be
+            // half updated).
+            let compiled = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                compiler.compile(&shared.rom, offset)
+            }));
+            let address = compiled.unwrap_or_else(|_| {
+                compiler.unavailable = true;
+                NO_BLOCK
+            });
             shared.table[offset].store(address, Ordering::Release);
             address
         };
@@ -268,6 +286,8 @@ impl Compiler {
             module: None,
             blocks: Vec::new(),
             unavailable: false,
+            #[cfg(test)]
+            panic_next: false,
         }
     }
 
@@ -275,6 +295,10 @@ impl Compiler {
     fn compile(&mut self, rom: &[u8], offset: usize) -> usize {
         if self.unavailable {
             return NO_BLOCK;
+        }
+        #[cfg(test)]
+        if std::mem::take(&mut self.panic_next) {
+            panic!("a panic injected into the compilation of the block at {offset:#x}");
         }
         if self.module.is_none() {
             match new_module() {

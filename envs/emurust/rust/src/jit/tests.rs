@@ -425,6 +425,19 @@ fn blocks_are_shared_by_emulators_of_a_rom() {
     assert!(first.jit().is_none() && !first.compiled_blocks());
 }
 
+#[test]
+fn a_panic_while_compiling_leaves_the_code_to_the_interpreter() {
+    // A ROM of its own (no other test shares its blocks), whose compiler's next compilation panics.
+    let rom = tight_loop_rom(1 << 20);
+    let holder = GameBoy::with_power_on(rom.clone(), PowerOn::PyBoy).unwrap();
+    holder.jit().unwrap().compiler().panic_next = true;
+    // `assert_same_frames`' emulators share that compiler: no panic reaches them, no block runs,
+    // and the machine is the interpreter's.
+    let (blocks, _) = assert_same_frames(&rom, 3, "a panic while compiling");
+    assert_eq!(blocks, 0);
+    assert!(holder.jit().unwrap().compiler().unavailable);
+}
+
 /// Compiles the block at `offset` of `rom` on its own compiler (not the process's shared one).
 fn compile_alone<'c>(
     compiler: &'c mut super::Compiler,
