@@ -67,6 +67,8 @@ pub struct Bus {
     pub skip_wait_loops: bool,
     /// T-cycles passed over that way by this emulator (a diagnostic, not machine state).
     pub wait_cycles_skipped: u64,
+    /// Polling loops run from inside compiled blocks (`crate::jit`; a diagnostic).
+    pub polls_in_blocks: u64,
     /// Let the frame loop run instructions as `PlainStep`s between its looks (`attention_at`);
     /// off, every instruction takes the CPU's general step. A verification switch like
     /// `eager_ppu` (the results must not change), on by default.
@@ -210,6 +212,7 @@ impl Bus {
             eager_ppu: false,
             skip_wait_loops: true,
             wait_cycles_skipped: 0,
+            polls_in_blocks: 0,
             plain_steps: true,
             general_steps: 0,
             ppu_event: 0,
@@ -1085,18 +1088,28 @@ impl CpuBus for Bus {
             .min(self.frame_check_at)
             .saturating_sub(self.cycles + 1)
     }
-    /// Also before the PPU's next stage boundary (where STAT's mode and LY=LYC bits and LY
-    /// change, whether or not that is an event), and only if the register reads now what the CPU
-    /// just read (in the PyBoy timing a read can see an earlier value; later rounds read the
-    /// current one).
+    /// Also while the loop's reads still see the register as it is now: before the PPU's next
+    /// stage boundary (where STAT's mode and LY=LYC bits and LY change, whether or not that is
+    /// an event), which in the PyBoy timing a read sees only from its lag after it (PyBoy reads
+    /// at its own moment of the instruction, `read_register_ago`); and only if the register
+    /// reads now what the CPU just read (in the PyBoy timing a read can see an earlier value;
+    /// later rounds read the current one). The loop's reads come at the ends of its rounds (the
+    /// LDH's last M-cycle), so rounds that end before the change is seen read the same value.
     fn poll_quiet_cycles(&self, code_at: u16, addr: u16, value: u8) -> u64 {
         if self.ppu_synced != self.cycles || self.ppu.read_register(addr) != value {
             return 0;
         }
         let quiet = self.quiet_cycles(code_at);
+        let lag = if self.pyboy {
+            self.pyboy_lag(self.pyboy_read_offsets().0)
+        } else {
+            0
+        };
         match self.ppu.dots_until_next_event(true) {
             u32::MAX => quiet,
-            dots => quiet.min((self.ppu_synced + dots as u64).saturating_sub(self.cycles + 1)),
+            dots => {
+                quiet.min((self.ppu_synced + dots as u64 + lag).saturating_sub(self.cycles + 1))
+            }
         }
     }
     fn skip_wait_cycles(&mut self, cycles: u64) {

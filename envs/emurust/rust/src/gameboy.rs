@@ -389,6 +389,7 @@ impl GameBoy {
         fresh.bus.eager_ppu = self.bus.eager_ppu;
         fresh.bus.skip_wait_loops = self.bus.skip_wait_loops;
         fresh.bus.wait_cycles_skipped = self.bus.wait_cycles_skipped;
+        fresh.bus.polls_in_blocks = self.bus.polls_in_blocks;
         fresh.bus.plain_steps = self.bus.plain_steps;
         fresh.bus.general_steps = self.bus.general_steps;
         fresh.set_pyboy_compat(self.pyboy_compat());

@@ -16,10 +16,13 @@
 //! for a look (an I/O write, a unit's catch-up raising an interrupt or starting a frame). What the
 //! plain step does beyond a plain instruction stays with the interpreter: instructions that change
 //! the CPU's mode (HALT, STOP, EI, DI, RETI, the locking opcodes), the wait loops it passes over
-//! (`cpu::wait_loops`: `LDH A,(STAT)` and `LDH A,(LY)`, and the delay loops' backward `JR`), and
-//! code outside ROM (it can be rewritten). A block is compiled the 16th time its address is
-//! reached and shared by every emulator of the same ROM in the process (a `GameBoyVec` compiles
-//! each block once).
+//! (`cpu::wait_loops`: the delay loops' backward `JR`, and the polling loops' `LDH A,(STAT)` and
+//! `LDH A,(LY)` where a block would start with one), and code outside ROM (it can be rewritten).
+//! A polling loop inside a block (2048 waits for the PPU before each VRAM write, some 55 times a
+//! frame) is run by the interpreter's plain steps from the block (`poll_callback`), which then
+//! goes on from the loop's end with its time counted from there, if the rest of it still starts
+//! before the next look. A block is compiled the 16th time its address is reached and shared by
+//! every emulator of the same ROM in the process (a `GameBoyVec` compiles each block once).
 
 #[cfg(test)]
 mod tests;
@@ -49,6 +52,10 @@ pub(crate) struct BlockContext {
     cycles: u64,
     instr_start: u64,
     opcode: u64,
+    /// The frame loop's next look when the block started (it does not move during the block
+    /// unless an access asks for a look, which ends the block, or a polling loop's callback
+    /// makes the look that sets it).
+    attention_at: u64,
 }
 
 type BlockFn = unsafe extern "C" fn(*mut BlockContext);
@@ -56,8 +63,9 @@ type BlockFn = unsafe extern "C" fn(*mut BlockContext);
 /// One compiled block.
 struct Block {
     run: BlockFn,
-    /// T-cycles from the block's start to the start of its last instruction (on the path that
-    /// takes no branch): the block may run when that moment is before the frame loop's next look.
+    /// T-cycles from the block's start to the start of its last instruction before its first
+    /// polling loop (on the path that takes no branch): the block may run when that moment is
+    /// before the frame loop's next look (the block tests its later parts itself).
     last_start: u64,
 }
 
@@ -183,7 +191,8 @@ impl Jit {
                 return ran;
             };
             let start = bus.cycles;
-            if start + block.last_start >= bus.jit_attention_at() {
+            let attention_at = bus.jit_attention_at();
+            if start + block.last_start >= attention_at {
                 return ran;
             }
             let run = block.run;
@@ -196,11 +205,14 @@ impl Jit {
                 cycles: start,
                 instr_start: start,
                 opcode: 0,
+                attention_at,
             };
             // SAFETY: `run` was compiled by `translate` for the code at this ROM offset, which the
             // CPU fetches at its PC now (`jit_code_offset`). It reads and writes the `Cpu` fields
-            // at their `offset_of!` offsets and otherwise only calls `read_callback` /
-            // `write_callback` with this context, whose pointers come from the exclusive borrows
+            // at their `offset_of!` offsets and otherwise only calls `read_callback`,
+            // `write_callback` and `poll_callback` (before which it has stored its registers into
+            // the `Cpu`, reloading after it those the loop changes) with this context, whose
+            // pointers come from the exclusive borrows
             // above (not used again until it returns); it reads and writes work and high RAM
             // through `wram` and `hram` only where `Bus::read`/`Bus::write` would
             // (`translate::Translator::access`), at indices below 0x2000 and 0x80. Its code stays
@@ -323,7 +335,9 @@ impl Compiler {
 
 fn new_module() -> Option<JITModule> {
     let mut flags = settings::builder();
-    flags.set("opt_level", "none").ok()?;
+    // Optimised: on 2048 in play a 480-frame call took 6.3-6.4 ms against 6.6 with "none"
+    // (`examples/speed.rs --bench-play`), for a first call (the compiling) of 1.2 s against 0.85.
+    flags.set("opt_level", "speed").ok()?;
     // The blocks are generated, not written: checking each function's IR only costs time.
     flags.set("enable_verifier", "false").ok()?;
     flags.set("is_pic", "false").ok()?;
@@ -367,6 +381,40 @@ extern "C" fn write_callback(
     // SAFETY: as in `read_callback`.
     let bus = unsafe { &mut *(*context).bus };
     bus.jit_write(at, instr_start, opcode as u8, addr as u16, value as u8) as u32
+}
+
+/// `poll_callback`'s answers: the loop ended and the block may go on, or the block must leave.
+const POLL_FINISHED: u32 = 0;
+const POLL_LEFT: u32 = 1;
+
+/// A polling loop inside a block (`translate::Translator::poll`), at `pc` (with the test's
+/// opcode in bits 16-23 and the jump's in bits 24-31), from bus cycle `at`
+/// (the previous instruction started at `instr_start` with `opcode`): runs it with the
+/// interpreter's plain steps while the frame loop would (`Bus::jit_run_poll`), and leaves the
+/// context as a block that ended there would. `POLL_FINISHED` if the loop ended and the frame
+/// loop need not look yet; else the block must leave (the CPU's PC is where it stopped).
+extern "C" fn poll_callback(
+    context: *mut BlockContext,
+    pc: u32,
+    at: u64,
+    instr_start: u64,
+    opcode: u32,
+) -> u32 {
+    // SAFETY: as in `read_callback`; the block stored its registers into this `Cpu` before the
+    // call and reloads those the loop changes after it, so no other reference to it is in use.
+    let context = unsafe { &mut *context };
+    let (cpu, bus) = unsafe { (&mut *context.cpu, &mut *context.bus) };
+    bus.jit_block_ran(at, instr_start, opcode as u8);
+    cpu.pc = pc as u16;
+    let finished = bus.jit_run_poll(cpu, (pc >> 16) as u8, (pc >> 24) as u8);
+    (context.cycles, context.instr_start, context.opcode) = bus.jit_last_instruction();
+    // The loop's looks may have set the next one further on.
+    context.attention_at = bus.jit_attention_at();
+    if finished {
+        POLL_FINISHED
+    } else {
+        POLL_LEFT
+    }
 }
 
 /// Declares and compiles one function in `module`, returning its finalised code.

@@ -2,8 +2,8 @@
 //! frame loop's next look, and the accesses of the instructions they run, each made at the bus
 //! cycle the interpreter's `PlainStep` would make it.
 
-use super::Bus;
-use crate::cpu::CpuBus;
+use super::{Bus, PlainStep};
+use crate::cpu::{Cpu, CpuBus};
 
 impl Bus {
     /// Where in the ROM image the instruction at `pc` is, if a compiled block may run from it now:
@@ -75,6 +75,103 @@ impl Bus {
         self.pyboy_opcode = opcode;
         self.write_cycle(addr, value);
         self.attention_at == 0
+    }
+
+    /// Runs a polling loop (`LDH A,(r)`, a test of A with opcode `test`, `JR` with opcode `jump`
+    /// back to the LDH) from the CPU's PC as the frame loop would, with plain steps (and their
+    /// passes over rounds) until the PC reaches the loop's end, and its looks while they find
+    /// nothing but that plain steps may go on (`look_finds_plain_steps`). Whether it reached the
+    /// end and the frame loop need not look there.
+    pub(crate) fn jit_run_poll(&mut self, cpu: &mut Cpu, test: u8, jump: u8) -> bool {
+        self.polls_in_blocks += 1;
+        macro_rules! by_opcodes {
+            ($(($t:literal, $j:literal)),*) => {
+                match (test, jump) {
+                    $(($t, $j) => self.run_poll_rounds::<$t, $j>(cpu),)*
+                    _ => self.run_poll_steps(cpu, cpu.pc.wrapping_add(6)),
+                }
+            };
+        }
+        by_opcodes!(
+            (0xE6, 0x20),
+            (0xE6, 0x28),
+            (0xE6, 0x30),
+            (0xE6, 0x38),
+            (0xFE, 0x20),
+            (0xFE, 0x28),
+            (0xFE, 0x30),
+            (0xFE, 0x38),
+            (0xCB, 0x20),
+            (0xCB, 0x28),
+            (0xCB, 0x30),
+            (0xCB, 0x38)
+        )
+    }
+
+    /// `jit_run_poll` for a loop of these opcodes: each step's body is chosen at compile time.
+    fn run_poll_rounds<const TEST: u8, const JUMP: u8>(&mut self, cpu: &mut Cpu) -> bool {
+        let loop_start = cpu.pc;
+        let loop_end = loop_start.wrapping_add(6);
+        loop {
+            if !self.may_step(cpu) {
+                return false;
+            }
+            cpu.step_plain_expecting::<PlainStep<true>, 0xF0>(&mut PlainStep::<true>(self));
+            if !self.may_step(cpu) {
+                return false;
+            }
+            cpu.step_plain_expecting::<PlainStep<true>, TEST>(&mut PlainStep::<true>(self));
+            if !self.may_step(cpu) {
+                return false;
+            }
+            cpu.step_plain_expecting::<PlainStep<true>, JUMP>(&mut PlainStep::<true>(self));
+            if cpu.pc == loop_end {
+                return self.may_step(cpu);
+            }
+            if cpu.pc != loop_start {
+                // Not the loop the block was compiled for (it cannot be, in ROM): step on.
+                return self.run_poll_steps(cpu, loop_end);
+            }
+        }
+    }
+
+    /// `jit_run_poll` one plain step at a time, with the dispatch.
+    fn run_poll_steps(&mut self, cpu: &mut Cpu, loop_end: u16) -> bool {
+        loop {
+            if !self.may_step(cpu) {
+                return false;
+            }
+            cpu.step_plain::<PlainStep<true>, true>(&mut PlainStep::<true>(self));
+            if cpu.pc == loop_end {
+                return self.may_step(cpu);
+            }
+        }
+    }
+
+    /// Whether the frame loop would run the next instruction as a plain step now, looking first
+    /// if it is due.
+    #[inline(always)]
+    fn may_step(&mut self, cpu: &Cpu) -> bool {
+        !self.attention_due() || self.look_finds_plain_steps(cpu)
+    }
+
+    /// The frame loop's look (`GameBoy::run_until_frame_ends`, PyBoy timing) when it would only
+    /// find that the next instruction may run as a plain step (and set its next look): not at
+    /// the frame's check, nor when the CPU needs a slow step.
+    fn look_finds_plain_steps(&mut self, cpu: &Cpu) -> bool {
+        !self.frame_check_due()
+            && !cpu.needs_slow_step::<Bus, true>(self)
+            && self.plain_steps_from_here()
+    }
+
+    /// The bus cycle, and the start and opcode of the last instruction (as `jit_block_ran` takes
+    /// them).
+    pub(crate) fn jit_last_instruction(&self) -> (u64, u64, u64) {
+        (
+            self.cycles,
+            self.pyboy_fetch_end - 4,
+            self.pyboy_opcode as u64,
+        )
     }
 
     /// A block ran until bus cycle `cycles`; its last instruction started at `instr_start` with

@@ -78,6 +78,47 @@ fn games_and_test_roms_run_as_interpreted() {
     }
 }
 
+/// Polling loops of each form `Cpu::skip_register_poll` passes over (STAT and LY, tested by
+/// `AND`, `CP` and `BIT`, left by `JR NZ` and `JR Z`) between other instructions and VRAM
+/// writes, so that blocks reach them mid-way: the loops run from inside the blocks, and every
+/// frame ends as it does interpreted.
+#[test]
+fn polling_loops_inside_blocks_run_as_interpreted() {
+    #[rustfmt::skip]
+    let code = [
+        0x21, 0x00, 0x98,       // LD HL,0x9800
+        0x04,                   // loop: INC B
+        0x78,                   // LD A,B
+        0xF0, 0x41,             // LDH A,(STAT)   wait for HBlank or VBlank
+        0xE6, 0x02,             // AND 2
+        0x20, 0xFA,             // JR NZ,-6
+        0x22,                   // LD (HL+),A     VRAM
+        0xCB, 0xA4,             // RES 4,H        keep HL in VRAM (0x8000-0x8FFF)
+        0x0C,                   // INC C
+        0xF0, 0x44,             // LDH A,(LY)     wait while on line 144
+        0xFE, 0x90,             // CP 0x90
+        0x28, 0xFA,             // JR Z,-6
+        0x79,                   // LD A,C
+        0xF0, 0x41,             // LDH A,(STAT)   wait for mode 0 or 1
+        0xCB, 0x4F,             // BIT 1,A
+        0x20, 0xFA,             // JR NZ,-6
+        0x80,                   // ADD A,B
+        0x77,                   // LD (HL),A
+        0x18, 0xE3,             // JR loop
+    ];
+    let rom = with_code_at_0x150(vec![0u8; 0x8000], &code);
+    assert_same_frames(&rom, 120, "polling loops");
+    let mut gb = GameBoy::with_power_on(rom, PowerOn::PyBoy).unwrap();
+    for _ in 0..120 {
+        gb.run_frame();
+    }
+    let polls = gb.bus.polls_in_blocks;
+    assert!(
+        polls > 120 * 100,
+        "only {polls} polling loops ran inside blocks"
+    );
+}
+
 /// A xorshift64 generator (the tests' ROMs are the same on every run).
 fn xorshift(seed: u64) -> impl FnMut() -> u64 {
     let mut state = seed | 1;
@@ -464,6 +505,8 @@ fn run_block(gb: &mut GameBoy, block: &super::Block) -> u64 {
         cycles: start,
         instr_start: start,
         opcode: 0,
+        // These blocks hold no polling loop, the only part that reads it.
+        attention_at: u64::MAX,
     };
     // SAFETY: as in `Jit::try_run`.
     unsafe { (block.run)(&mut context) };

@@ -12,11 +12,13 @@ use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext, Variable};
 use cranelift_jit::JITModule;
 use cranelift_module::Module;
 
-use super::{read_callback, write_callback, BlockContext, BlockFn};
+use super::{poll_callback, read_callback, write_callback, BlockContext, BlockFn, POLL_FINISHED};
 use crate::cpu::{Cpu, FLAG_C, FLAG_H, FLAG_N, FLAG_Z};
 
-/// Longest block, in instructions (blocks end earlier at a control transfer).
-pub(super) const MAX_INSTRUCTIONS: usize = 32;
+/// Longest block, in instructions (blocks end earlier at a control transfer). 64 holds 2048's
+/// calls of its tile routine whole, from the caller's code through the routine's wait for the
+/// PPU to its VRAM write (135 blocks a frame in play, against 206 with 32).
+pub(super) const MAX_INSTRUCTIONS: usize = 64;
 
 // Register slots: the eight 8-bit registers, then SP.
 const A: usize = 0;
@@ -98,11 +100,18 @@ pub(super) fn compile_block(
         sig.returns.push(AbiParam::new(types::I32));
         sig
     };
+    // (context, pc with the loop's opcodes, at, instr_start, opcode) -> status: a read's shape.
+    let poll_sig = read_sig.clone();
     let mut fctx = FunctionBuilderContext::new();
     let last_start;
     {
         let builder = FunctionBuilder::new(&mut ctx.func, &mut fctx);
-        let mut t = Translator::new(builder, pointer, read_sig, write_sig, code, half, start_pos);
+        let signatures = Signatures {
+            read: read_sig,
+            write: write_sig,
+            poll: poll_sig,
+        };
+        let mut t = Translator::new(builder, pointer, signatures, code, half, start_pos);
         let count = t.translate();
         if count == 0 {
             t.b.ins().return_(&[]);
@@ -111,7 +120,7 @@ pub(super) fn compile_block(
             module.clear_context(&mut ctx);
             return None;
         }
-        last_start = t.last_start;
+        last_start = t.first_last_start.unwrap_or(t.last_start);
         t.b.seal_all_blocks();
         t.b.finalize(module.target_config());
     }
@@ -142,12 +151,14 @@ struct Translator<'a, 'c> {
     start: Value,
     read_fn: Value,
     write_fn: Value,
+    poll_fn: Value,
     /// Work RAM (`Bus::memory`'s first 8 KiB) and high RAM, read and written in place.
     wram: Value,
     hram: Value,
     pointer: cranelift_codegen::ir::Type,
     read_sig: SigRef,
     write_sig: SigRef,
+    poll_sig: SigRef,
     regs: [Variable; 9],
     /// Slots written so far (stored back at every exit).
     written: u16,
@@ -164,14 +175,37 @@ struct Translator<'a, 'c> {
     last_start: u64,
     /// OR of the "look now" answers of the current instruction's accesses.
     look: Option<Value>,
+    /// After a polling loop (`poll`): the block's time is counted from the loop's end (`start`
+    /// is then the bus cycle there), and the segment after it may only run if its last
+    /// instruction starts before the frame loop's next look. `segment_check` is the block of
+    /// that test (filled in at the end, `fill_segment_checks`) and the segment's first block.
+    segment_check: Option<(cranelift_codegen::ir::Block, cranelift_codegen::ir::Block)>,
+    /// The tests of ended segments, filled in once the whole block is translated: (test block,
+    /// segment block, the segment's start cycle, its `last_start`).
+    segment_checks: Vec<(
+        cranelift_codegen::ir::Block,
+        cranelift_codegen::ir::Block,
+        Value,
+        u64,
+    )>,
+    /// Instructions translated in the current segment.
+    segment_instructions: usize,
+    /// The first segment's `last_start`, once a loop has ended it (what `try_run` tests).
+    first_last_start: Option<u64>,
+}
+
+/// The callbacks' signatures.
+struct Signatures {
+    read: Signature,
+    write: Signature,
+    poll: Signature,
 }
 
 impl<'a, 'c> Translator<'a, 'c> {
     fn new(
         mut b: FunctionBuilder<'a>,
         pointer: cranelift_codegen::ir::Type,
-        read_sig: Signature,
-        write_sig: Signature,
+        signatures: Signatures,
         code: &'c [u8],
         half: u16,
         start_pos: usize,
@@ -207,8 +241,10 @@ impl<'a, 'c> Translator<'a, 'c> {
         );
         let read_fn = b.ins().iconst(pointer, read_callback as *const () as i64);
         let write_fn = b.ins().iconst(pointer, write_callback as *const () as i64);
-        let read_sig = b.import_signature(read_sig);
-        let write_sig = b.import_signature(write_sig);
+        let poll_fn = b.ins().iconst(pointer, poll_callback as *const () as i64);
+        let read_sig = b.import_signature(signatures.read);
+        let write_sig = b.import_signature(signatures.write);
+        let poll_sig = b.import_signature(signatures.poll);
         let regs: [Variable; 9] = std::array::from_fn(|_| b.declare_var(types::I32));
         for (slot, var) in regs.iter().enumerate() {
             let value = if slot == SP {
@@ -227,11 +263,13 @@ impl<'a, 'c> Translator<'a, 'c> {
             start,
             read_fn,
             write_fn,
+            poll_fn,
             wram,
             hram,
             pointer,
             read_sig,
             write_sig,
+            poll_sig,
             regs,
             written: 0,
             code,
@@ -242,6 +280,10 @@ impl<'a, 'c> Translator<'a, 'c> {
             opcode: 0,
             last_start: 0,
             look: None,
+            segment_check: None,
+            segment_checks: Vec::new(),
+            segment_instructions: 0,
+            first_last_start: None,
         }
     }
 
@@ -511,6 +553,28 @@ impl<'a, 'c> Translator<'a, 'c> {
     /// Stores the registers and leaves the block with PC `pc` after `self.t` T-cycles.
     fn exit(&mut self, pc: Value) {
         let flags = MemFlagsData::trusted();
+        self.store_written();
+        self.b
+            .ins()
+            .istore16(flags, pc, self.cpu, offset_of!(Cpu, pc) as i32);
+        if self.segment_instructions > 0 || self.first_last_start.is_none() {
+            let cycles = self.at(self.t);
+            let start = self.at(self.instr_start);
+            let opcode = self.b.ins().iconst(types::I64, self.opcode as i64);
+            for (value, field) in [
+                (cycles, offset_of!(BlockContext, cycles)),
+                (start, offset_of!(BlockContext, instr_start)),
+                (opcode, offset_of!(BlockContext, opcode)),
+            ] {
+                self.b.ins().store(flags, value, self.context, field as i32);
+            }
+        }
+        // Else nothing ran since a polling loop, whose callback left the context as the loop did.
+        self.b.ins().return_(&[]);
+    }
+    /// Stores the registers written so far into the `Cpu`.
+    fn store_written(&mut self) {
+        let flags = MemFlagsData::trusted();
         for (slot, &offset) in REGISTER_OFFSETS.iter().enumerate() {
             if self.written & (1 << slot) != 0 {
                 let value = self.get(slot);
@@ -523,20 +587,6 @@ impl<'a, 'c> Translator<'a, 'c> {
                 .ins()
                 .istore16(flags, value, self.cpu, offset_of!(Cpu, sp) as i32);
         }
-        self.b
-            .ins()
-            .istore16(flags, pc, self.cpu, offset_of!(Cpu, pc) as i32);
-        let cycles = self.at(self.t);
-        let start = self.at(self.instr_start);
-        let opcode = self.b.ins().iconst(types::I64, self.opcode as i64);
-        for (value, field) in [
-            (cycles, offset_of!(BlockContext, cycles)),
-            (start, offset_of!(BlockContext, instr_start)),
-            (opcode, offset_of!(BlockContext, opcode)),
-        ] {
-            self.b.ins().store(flags, value, self.context, field as i32);
-        }
-        self.b.ins().return_(&[]);
     }
     fn exit_to(&mut self, pc: u16) {
         let pc = self.konst(pc as i64);
@@ -580,6 +630,13 @@ impl<'a, 'c> Translator<'a, 'c> {
 
     /// Translates instructions until the block ends; how many were translated.
     fn translate(&mut self) -> usize {
+        let count = self.translate_segments();
+        self.end_segment();
+        self.fill_segment_checks();
+        count
+    }
+
+    fn translate_segments(&mut self) -> usize {
         let mut count = 0;
         loop {
             let before = (
@@ -593,13 +650,21 @@ impl<'a, 'c> Translator<'a, 'c> {
                 Some(&opcode) => opcode,
                 None => break,
             };
-            if !self.supported(opcode) {
+            if count > 0 && self.segment_instructions > 0 {
+                if let Some((loop_end, test, jump)) = self.polling_loop_at(opcode) {
+                    self.poll(loop_end, test, jump);
+                    continue;
+                }
+            }
+            if !self.supported(opcode, count == 0) {
                 break;
             }
             self.instr_start = self.t;
             self.opcode = opcode;
             self.last_start = self.t;
             self.fetch();
+            // Counted from its start: its exits store the time (`exit`).
+            self.segment_instructions += 1;
             match self.instruction(opcode) {
                 Step::Next => {
                     count += 1;
@@ -613,6 +678,7 @@ impl<'a, 'c> Translator<'a, 'c> {
                 Step::Ended => return count + 1,
                 Step::OutOfCode => {
                     // The instruction runs past the bank: leave it to the interpreter.
+                    self.segment_instructions -= 1;
                     (
                         self.pos,
                         self.t,
@@ -632,16 +698,129 @@ impl<'a, 'c> Translator<'a, 'c> {
         count
     }
 
+    /// If a polling loop starts at `self.pos` (`LDH A,(STAT)` or `LDH A,(LY)`, one test of A:
+    /// `AND n`, `CP n` or `BIT b,A`, then `JR cc` back to the LDH: the loops
+    /// `Cpu::skip_register_poll` passes over), the position after it, the test's opcode and the
+    /// jump's.
+    fn polling_loop_at(&self, opcode: u8) -> Option<(usize, u8, u8)> {
+        let bytes = self.code.get(self.pos..self.pos + 6)?;
+        let test_ok = match (bytes[2], bytes[3]) {
+            (0xE6 | 0xFE, _) => true,
+            (0xCB, bit) => bit & 0xC7 == 0x47,
+            _ => false,
+        };
+        let polls = opcode == 0xF0
+            && matches!(bytes[1], 0x41 | 0x44)
+            && test_ok
+            && bytes[4] & 0xE7 == 0x20
+            && bytes[5] == 0xFA;
+        polls.then_some((self.pos + 6, bytes[2], bytes[4]))
+    }
+
+    /// A polling loop, run by the interpreter's plain steps (`poll_callback`, with its passes
+    /// over rounds) from the block: the block goes on after it, its time counted from the bus
+    /// cycle where the loop ended, if the rest of the block starts before the frame loop's next
+    /// look; else it leaves there. It leaves at once if the loop did not end before that look.
+    fn poll(&mut self, loop_end: usize, test: u8, jump: u8) {
+        let flags = MemFlagsData::trusted();
+        self.end_segment();
+        if self.first_last_start.is_none() {
+            self.first_last_start = Some(self.last_start);
+        }
+        // The loop's plain steps read and write the registers in the `Cpu`.
+        self.store_written();
+        self.written = 0;
+        let pc = self.konst(self.pc() as i64 | (test as i64) << 16 | (jump as i64) << 24);
+        let at = self.at(self.t);
+        let start = self.at(self.instr_start);
+        let opcode = self.konst(self.opcode as i64);
+        let call = self.b.ins().call_indirect(
+            self.poll_sig,
+            self.poll_fn,
+            &[self.context, pc, at, start, opcode],
+        );
+        let status = self.b.inst_results(call)[0];
+        let finished = self.b.create_block();
+        let left = self.b.create_block();
+        let finished_flag = self
+            .b
+            .ins()
+            .icmp_imm_s(IntCC::Equal, status, POLL_FINISHED as i64);
+        self.b.ins().brif(finished_flag, finished, &[], left, &[]);
+        self.b.switch_to_block(left);
+        self.b.ins().return_(&[]);
+        self.b.switch_to_block(finished);
+        // The loop changes only A and F (LDH, the test, the jump).
+        for slot in [A, F] {
+            let value =
+                self.b
+                    .ins()
+                    .uload8(types::I32, flags, self.cpu, REGISTER_OFFSETS[slot] as i32);
+            self.b.def_var(self.regs[slot], value);
+        }
+        self.start = self.b.ins().load(
+            types::I64,
+            flags,
+            self.context,
+            offset_of!(BlockContext, cycles) as i32,
+        );
+        let check = self.b.create_block();
+        let segment = self.b.create_block();
+        self.b.ins().jump(check, &[]);
+        self.b.switch_to_block(segment);
+        self.segment_check = Some((check, segment));
+        self.pos = loop_end;
+        self.t = 0;
+        self.instr_start = 0;
+        self.last_start = 0;
+        self.segment_instructions = 0;
+        self.look = None;
+    }
+
+    /// Notes the test that lets the current segment run, if it follows a polling loop.
+    fn end_segment(&mut self) {
+        if let Some((check, segment)) = self.segment_check.take() {
+            self.segment_checks
+                .push((check, segment, self.start, self.last_start));
+        }
+    }
+
+    /// Fills in the segments' tests (every block of the function is filled by now): a segment's
+    /// last instruction must start before the frame loop's next look, else the block leaves at
+    /// the segment's start, the loop's end, where the callback left the CPU and the context.
+    fn fill_segment_checks(&mut self) {
+        let flags = MemFlagsData::trusted();
+        for (check, segment, start, last_start) in std::mem::take(&mut self.segment_checks) {
+            self.b.switch_to_block(check);
+            let attention_at = self.b.ins().load(
+                types::I64,
+                flags,
+                self.context,
+                offset_of!(BlockContext, attention_at) as i32,
+            );
+            let last = self.b.ins().iadd_imm_s(start, last_start as i64);
+            let fits = self
+                .b
+                .ins()
+                .icmp(IntCC::UnsignedLessThan, last, attention_at);
+            let leave = self.b.create_block();
+            self.b.ins().brif(fits, segment, &[], leave, &[]);
+            self.b.switch_to_block(leave);
+            self.b.ins().return_(&[]);
+        }
+    }
+
     /// Whether the instruction at `self.pos` (opcode `opcode`) is translated; the others end the
     /// block before them.
-    fn supported(&self, opcode: u8) -> bool {
+    fn supported(&self, opcode: u8, first: bool) -> bool {
         let operand = self.code.get(self.pos + 1).copied();
         match opcode {
             // They change the CPU's mode, which plain steps never do.
             0x10 | 0x76 | 0xF3 | 0xFB | 0xD9 => false,
             0xD3 | 0xDB | 0xDD | 0xE3 | 0xE4 | 0xEB | 0xEC | 0xED | 0xF4 | 0xFC | 0xFD => false,
-            // The interpreter passes over the polling loops these open (`skip_register_poll`).
-            0xF0 => !matches!(operand, Some(0x41) | Some(0x44) | None),
+            // The interpreter passes over the polling loops these open (`skip_register_poll`):
+            // no block starts with one (a loop inside a block is run by `poll`).
+            0xF0 => operand.is_some() && !(first && matches!(operand, Some(0x41) | Some(0x44))),
             // JR NZ / JR NC back 3 to 5 bytes: perhaps a delay loop (`skip_delay_loop`).
             0x20 | 0x30 => !matches!(operand, Some(0xFB..=0xFD) | None),
             _ => true,
