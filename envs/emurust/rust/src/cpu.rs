@@ -7,6 +7,7 @@
 use crate::state::{StateError, StateReader, StateWriter};
 
 mod wait_loops;
+pub(crate) use wait_loops::closes_polling_loop;
 
 /// Invokes the macro `$m` with the 256 byte values as literals: both opcode tables are generated
 /// from this one list, one match arm per opcode.

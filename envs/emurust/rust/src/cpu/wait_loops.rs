@@ -31,8 +31,7 @@ impl Cpu {
         else {
             return;
         };
-        // JR NZ / Z / NC / C with offset -6: back to the LDH.
-        if offset != 0xFA || jump & 0xE7 != 0x20 {
+        if !closes_polling_loop(test, operand, jump, offset) {
             return;
         }
         let mut round = self.clone();
@@ -127,6 +126,14 @@ impl Cpu {
             _ => &mut self.a,
         }
     }
+}
+
+/// Whether the four bytes after an `LDH A,(r)` close a polling loop these functions pass over:
+/// one test of A (`AND n`, `CP n` or `BIT b,A`), then `JR NZ` / `Z` / `NC` / `C` back to the LDH
+/// (offset -6). Compiled blocks run such loops from inside them (`crate::jit`).
+pub(crate) fn closes_polling_loop(test: u8, operand: u8, jump: u8, offset: u8) -> bool {
+    let tests_a = matches!(test, 0xE6 | 0xFE) || test == 0xCB && operand & 0xC7 == 0x47;
+    tests_a && jump & 0xE7 == 0x20 && offset == 0xFA
 }
 
 /// `DEC rr; LD A,hi; OR lo` (or lo then hi) over the same pair BC, DE or HL.

@@ -13,7 +13,7 @@ use cranelift_jit::JITModule;
 use cranelift_module::Module;
 
 use super::{poll_callback, read_callback, write_callback, BlockContext, BlockFn, POLL_FINISHED};
-use crate::cpu::{Cpu, FLAG_C, FLAG_H, FLAG_N, FLAG_Z};
+use crate::cpu::{closes_polling_loop, Cpu, FLAG_C, FLAG_H, FLAG_N, FLAG_Z};
 
 /// Longest block, in instructions (blocks end earlier at a control transfer). 64 holds 2048's
 /// calls of its tile routine whole, from the caller's code through the routine's wait for the
@@ -704,16 +704,9 @@ impl<'a, 'c> Translator<'a, 'c> {
     /// jump's.
     fn polling_loop_at(&self, opcode: u8) -> Option<(usize, u8, u8)> {
         let bytes = self.code.get(self.pos..self.pos + 6)?;
-        let test_ok = match (bytes[2], bytes[3]) {
-            (0xE6 | 0xFE, _) => true,
-            (0xCB, bit) => bit & 0xC7 == 0x47,
-            _ => false,
-        };
         let polls = opcode == 0xF0
             && matches!(bytes[1], 0x41 | 0x44)
-            && test_ok
-            && bytes[4] & 0xE7 == 0x20
-            && bytes[5] == 0xFA;
+            && closes_polling_loop(bytes[2], bytes[3], bytes[4], bytes[5]);
         polls.then_some((self.pos + 6, bytes[2], bytes[4]))
     }
 
