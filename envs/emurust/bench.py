@@ -1,6 +1,6 @@
 """EmuRust benchmark: PyBoy 2.8.1 against envport's Rust emulator, side by side in one run.
 
-    ./pants run envs/emurust:bench [-- --quick] [--seconds S] [--batches 1,4,16,64,256] [--sections frames,steps,ppo] [--timing pyboy|dmg] [--out PATH]
+    ./pants run envs/emurust:bench [-- --quick] [--seconds S] [--batches 1,4,16,64,256] [--rounds 3] [--sections frames,steps,ppo] [--timing pyboy|dmg] [--out PATH]
 
 Workloads (frames/s with rendering on = every frame drawn, and off):
 - `cpu_instrs`: blargg's CPU test ROM, kept in its testing phase (it finishes after about 3,200
@@ -30,7 +30,11 @@ Backends, each in its fastest honest configuration:
   its compiled blocks on (the default: machine code compiled from the ROM on a block's 16th visit,
   shared by the emulators of a ROM in the process; the compiling falls in each row's first timing
   window, of the three whose best is kept).
-The ratios divide by PyBoy's 2-process figure of the same workload. Results go to the console, to
+The ratios divide by PyBoy's 2-process figure of the same workload. Each frames/s row (the target's)
+is then measured again side by side: `--rounds` rounds (default 3) of PyBoy's 2 processes and our best
+configuration of the sweep one right after the other, the median of the rounds' ratios beside the
+sweep's ratio (this VM's host changes speed over minutes, and the sweep's figures of a row are minutes
+apart). Results go to the console, to
 bench-results/emurust.json and to a plot beside it (emurust.png: each workload's rate against the
 batch); `--plot-from FILE.json` redraws a saved run's plot without measuring.
 """
@@ -370,14 +374,57 @@ def run(args) -> dict:
         best_ours = max(v for k, v in entry["rates"].items() if k.startswith("ours"))
         entry["best_ours"] = best_ours
         entry["ratio_best_ours_vs_pyboy_2p"] = best_ours / entry["rates"]["pyboy_2p"]
+        if kind == "frames" and args.rounds > 0:
+            entry["side_by_side"] = side_by_side(core, entry, rom, mode, args)
         rows.append(entry)
     results = {"machine": machine(), "seconds_per_row": args.seconds, "batches": args.batches,
-               "timing": args.timing, "play_moves": list(PLAY_MOVES),
+               "timing": args.timing, "play_moves": list(PLAY_MOVES), "side_by_side_rounds": args.rounds,
                "date": time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime()), "rows": rows}
     if "ppo" in args.sections:
         print("\nPPO on 2048 (host loop, 8 envs x 128 steps)", flush=True)
         run_ppo(results)
     return results
+
+
+def _ours_rate(core, key: str, kind: str, rom: Path, mode: str, render: bool, seconds: float, power_on: str) -> float:
+    """Our configuration named by its rate's key ("ours_single" or "ours_vec_t<threads>_b<batch>"), measured again."""
+    if key == "ours_single":
+        return ours_single_rate(core, kind, rom, mode, render, seconds, power_on)
+    threads, batch = (int(part) for part in key[len("ours_vec_t"):].split("_b"))
+    return ours_vec_rate(core, kind, rom, mode, render, batch, threads, seconds, power_on)
+
+
+def side_by_side(core, entry: dict, rom: Path, mode: str, args) -> dict:
+    """The row's ratio measured again in `args.rounds` rounds of PyBoy's 2 processes and our best
+    configuration of the sweep, one right after the other (in the order ABBA...), so that each
+    round's ratio divides two figures from the same minutes. This VM's host changes speed over
+    minutes (our figures have halved for a quarter of an hour while PyBoy's fell by a fifth), so a
+    ratio of two figures measured minutes apart can be off by more than the margin it is read
+    against; the median of the rounds' ratios is the one the targets are read from."""
+    kind, render = entry["kind"], entry["render"]
+    key = max((k for k in entry["rates"] if k.startswith("ours")), key=entry["rates"].get)
+    pyboy, ours = [], []
+    for round_index in range(args.rounds):
+        steps = ("pyboy", "ours") if round_index % 2 == 0 else ("ours", "pyboy")
+        for which in steps:
+            if which == "pyboy":
+                pyboy.append(pyboy_rate(kind, rom, mode, render, 2, args.seconds))
+            else:
+                ours.append(_ours_rate(core, key, kind, rom, mode, render, args.seconds, args.timing))
+        print(f"  side by side, round {round_index + 1}: PyBoy 2 processes {format_rate(pyboy[-1])}, "
+              f"ours ({key[len('ours_'):]}) {format_rate(ours[-1])}: {ours[-1] / pyboy[-1]:.2f}x", flush=True)
+    ratios = [o / p for o, p in zip(ours, pyboy, strict=True)]
+    return {"ours_config": key, "pyboy_2p": pyboy, "ours": ours, "ratios": ratios,
+            "median_ratio": float(np.median(ratios))}
+
+
+def _side_by_side_cell(row: dict) -> str:
+    side = row.get("side_by_side")
+    if not side:
+        return "-"
+    ratios = side["ratios"]
+    spread = f" ({min(ratios):.1f}-{max(ratios):.1f})" if len(ratios) > 1 else ""
+    return f"{side['median_ratio']:.1f}x{spread}"
 
 
 def _best_vec(rates: dict, threads: int) -> str:
@@ -394,7 +441,8 @@ def print_table(results: dict) -> None:
     if results["rows"]:
         table = Table(title=f"EmuRust ({results['timing']} timing) vs PyBoy 2.8.1 (best of 3 windows; ratio = best ours / PyBoy 2 processes)")
         for column in ("workload", "render", "PyBoy 1p", "PyBoy 2p", "ours 1 GameBoy",
-                       "ours vec 1 thread (best batch)", "ours vec 2 threads (best batch)", "ratio"):
+                       "ours vec 1 thread (best batch)", "ours vec 2 threads (best batch)", "ratio",
+                       "side by side: median (range)"):
             table.add_column(column, justify="right")
         for row in results["rows"]:
             rates = row["rates"]
@@ -402,7 +450,7 @@ def print_table(results: dict) -> None:
             table.add_row(f"{row['workload']} {unit}", "on" if row["render"] else "off",
                           format_rate(rates["pyboy_1p"]), format_rate(rates["pyboy_2p"]),
                           format_rate(rates["ours_single"]), _best_vec(rates, 1), _best_vec(rates, 2),
-                          f"{row['ratio_best_ours_vs_pyboy_2p']:.1f}x")
+                          f"{row['ratio_best_ours_vs_pyboy_2p']:.1f}x", _side_by_side_cell(row))
         console.print(table)
     if "ppo" in results:
         ppo = results["ppo"]
@@ -458,6 +506,9 @@ def main(argv=None) -> None:
                         help="where the JSON goes (default bench-results/emurust.json under the working directory)")
     parser.add_argument("--timing", choices=("pyboy", "dmg"), default="pyboy",
                         help="our emulator's timing: PyBoy-compatible (default, what the envs run) or hardware")
+    parser.add_argument("--rounds", type=int, default=None,
+                        help="side-by-side rounds of PyBoy's 2 processes and our best configuration per frames row "
+                             "(default 3, 1 with --quick, 0 for none)")
     parser.add_argument("--sections", type=lambda s: s.split(","), default=["frames", "steps", "ppo"],
                         help="comma-separated: frames, steps, ppo (default all)")
     add_plot_from_option(parser)
@@ -467,6 +518,10 @@ def main(argv=None) -> None:
         return
     if args.seconds is None:
         args.seconds = 1.0 if args.quick else 3.0
+    if args.rounds is None:
+        args.rounds = 1 if args.quick else 3
+    if args.rounds < 0:
+        parser.error("--rounds must be 0 or more")
     if args.batches is None:
         args.batches = [1, 64] if args.quick else [1, 4, 16, 64, 256]
     results = run(args)
