@@ -262,8 +262,11 @@ impl GameBoy {
                 }
             }
             hook(&self.cpu, &mut self.bus);
-            // Blocks are only ever compiled from ROM; code elsewhere skips the look-up.
-            if PYBOY && compiled && self.cpu.pc < 0x8000 {
+            // Blocks are compiled from ROM and work RAM; code elsewhere skips the look-up.
+            if PYBOY
+                && compiled
+                && (self.cpu.pc < 0x8000 || (0xC000..0xE000).contains(&self.cpu.pc))
+            {
                 if let Some(jit) = self.jit.as_mut() {
                     if jit.try_run(&mut self.cpu, &mut self.bus) {
                         continue;

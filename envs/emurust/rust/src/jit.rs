@@ -17,12 +17,18 @@
 //! plain step does beyond a plain instruction stays with the interpreter: instructions that change
 //! the CPU's mode (HALT, STOP, EI, DI, RETI, the locking opcodes), the wait loops it passes over
 //! (`cpu::wait_loops`: the delay loops' backward `JR`, and the polling loops' `LDH A,(STAT)` and
-//! `LDH A,(LY)` where a block would start with one), and code outside ROM (it can be rewritten).
+//! `LDH A,(LY)` where a block would start with one), and code outside ROM and work RAM.
+//! Code in work RAM (0xC000-0xDFFF; blargg's cpu_instrs runs 94% of its instructions there) can
+//! be rewritten at any time, so a block compiled from it (`RamBlock`: no jump followed, its bytes
+//! one range) keeps the bytes it was compiled from and runs only while work RAM still holds them,
+//! and it leaves after an instruction whose write lands in its own bytes; an address whose code
+//! keeps changing is left to the interpreter after `MAX_COMPILES_IN_RAM` blocks.
 //! A polling loop inside a block (2048 waits for the PPU before each VRAM write, some 55 times a
 //! frame) is run by the interpreter's plain steps from the block (`poll_callback`), which then
 //! goes on from the loop's end with its time counted from there, if the rest of it still starts
 //! before the next look. A block is compiled the 16th time its address is reached and shared by
-//! every emulator of the same ROM in the process (a `GameBoyVec` compiles each block once).
+//! every emulator of the same ROM in the process (a `GameBoyVec` compiles each block once; blocks
+//! of work RAM are shared by address and bytes).
 
 #[cfg(test)]
 mod tests;
@@ -56,6 +62,9 @@ pub(crate) struct BlockContext {
     /// unless an access asks for a look, which ends the block, or a polling loop's callback
     /// makes the look that sets it).
     attention_at: u64,
+    /// A block of code in work RAM: the end (an index of work RAM, exclusive) of the bytes it was
+    /// compiled from, which a write of its own ends it at (`translate::compile_ram_block`).
+    code_end: u64,
 }
 
 type BlockFn = unsafe extern "C" fn(*mut BlockContext);
@@ -78,6 +87,22 @@ const NO_BLOCK: usize = 1;
 /// or twice (start-up, a menu) costs less to interpret than to compile.
 const RUNS_BEFORE_COMPILING: u8 = 16;
 
+/// Work RAM's size: code there (0xC000-0xDFFF) may be compiled too (`RamBlock`).
+const WRAM_SIZE: usize = 0x2000;
+
+/// Blocks compiled at one address of work RAM at most: code there that keeps being rewritten
+/// (a test ROM writing the instruction under test) is left to the interpreter.
+const MAX_COMPILES_IN_RAM: u8 = 8;
+
+/// A block of code in work RAM, and the bytes it was compiled from (`wram[start..end]`): it only
+/// runs while work RAM still holds them, as code there can be rewritten at any time (by the
+/// program, or by loading a state).
+struct RamBlock {
+    block: Block,
+    bytes: Box<[u8]>,
+    end: usize,
+}
+
 /// The blocks of one ROM image.
 struct SharedCode {
     rom: Box<[u8]>,
@@ -87,6 +112,13 @@ struct SharedCode {
     /// By offset: how often an untried address was reached (a heuristic: emulators on other
     /// threads may lose each other's counts).
     reached: Box<[AtomicU8]>,
+    /// Code in work RAM, by index (address 0xC000 + index): `UNTRIED`, `NO_BLOCK` or a pointer to
+    /// a `RamBlock` owned by `compiler` (replaced, not freed, when the code there changed); how
+    /// often the index was reached since (untried, or with other bytes than its block's); and how
+    /// many blocks were compiled there.
+    ram_table: Box<[AtomicUsize]>,
+    ram_reached: Box<[AtomicU8]>,
+    ram_compiled: Box<[AtomicU8]>,
     compiler: Mutex<Compiler>,
 }
 
@@ -95,6 +127,8 @@ struct Compiler {
     /// Boxed: the table points at them, so they must not move when the vector grows.
     #[allow(clippy::vec_box)]
     blocks: Vec<Box<Block>>,
+    #[allow(clippy::vec_box)]
+    ram_blocks: Vec<Box<RamBlock>>,
     /// Set when Cranelift cannot be used on this host (no executable memory, an unsupported
     /// ISA) or panicked: every block is then left to the interpreter.
     unavailable: bool,
@@ -136,8 +170,10 @@ const RECENT_ROMS_KEPT: usize = 4;
 /// An emulator's handle on the compiled blocks of its ROM.
 pub struct Jit {
     shared: Arc<SharedCode>,
-    /// Blocks this emulator ran (a diagnostic, not machine state).
+    /// Blocks this emulator ran, and how many of them from work RAM (diagnostics, not machine
+    /// state).
     pub blocks_run: u64,
+    pub ram_blocks_run: u64,
 }
 
 impl Jit {
@@ -154,6 +190,9 @@ impl Jit {
                 rom: rom.into(),
                 table: (0..rom.len()).map(|_| AtomicUsize::new(UNTRIED)).collect(),
                 reached: (0..rom.len()).map(|_| AtomicU8::new(0)).collect(),
+                ram_table: (0..WRAM_SIZE).map(|_| AtomicUsize::new(UNTRIED)).collect(),
+                ram_reached: (0..WRAM_SIZE).map(|_| AtomicU8::new(0)).collect(),
+                ram_compiled: (0..WRAM_SIZE).map(|_| AtomicU8::new(0)).collect(),
                 compiler: Mutex::new(Compiler::new()),
             });
             registry.live.push(Arc::downgrade(&shared));
@@ -172,6 +211,7 @@ impl Jit {
         Jit {
             shared,
             blocks_run: 0,
+            ram_blocks_run: 0,
         }
     }
 
@@ -184,11 +224,22 @@ impl Jit {
     pub fn try_run(&mut self, cpu: &mut Cpu, bus: &mut Bus) -> bool {
         let mut ran = false;
         loop {
-            let Some(offset) = bus.jit_code_offset(cpu.pc) else {
-                return ran;
-            };
-            let Some(block) = self.block_at(offset) else {
-                return ran;
+            let (block, code_end) = if cpu.pc < 0x8000 {
+                let Some(offset) = bus.jit_code_offset(cpu.pc) else {
+                    return ran;
+                };
+                let Some(block) = self.block_at(offset) else {
+                    return ran;
+                };
+                (block, 0)
+            } else {
+                let Some(index) = bus.jit_ram_index(cpu.pc) else {
+                    return ran;
+                };
+                let Some(ram_block) = self.ram_block_at(bus.jit_wram(), index) else {
+                    return ran;
+                };
+                (&ram_block.block, ram_block.end as u64)
             };
             let start = bus.cycles;
             let attention_at = bus.jit_attention_at();
@@ -206,9 +257,11 @@ impl Jit {
                 instr_start: start,
                 opcode: 0,
                 attention_at,
+                code_end,
             };
             // SAFETY: `run` was compiled by `translate` for the code at this ROM offset, which the
-            // CPU fetches at its PC now (`jit_code_offset`). It reads and writes the `Cpu` fields
+            // CPU fetches at its PC now (`jit_code_offset`), or for the bytes work RAM holds now
+            // from the PC on (`ram_block_at` compared them). It reads and writes the `Cpu` fields
             // at their `offset_of!` offsets and otherwise only calls `read_callback`,
             // `write_callback` and `poll_callback` (before which it has stored its registers into
             // the `Cpu`, reloading after it those the loop changes) with this context, whose
@@ -220,6 +273,7 @@ impl Jit {
             unsafe { run(&mut context) };
             bus.jit_block_ran(context.cycles, context.instr_start, context.opcode as u8);
             self.blocks_run += 1;
+            self.ram_blocks_run += (code_end != 0) as u64;
             ran = true;
             if bus.attention_due() {
                 return true;
@@ -256,6 +310,77 @@ impl Jit {
             // which are never removed while the `SharedCode` (kept alive by `self`) lives.
             address => Some(unsafe { &*(address as *const Block) }),
         }
+    }
+
+    /// The block of the code in work RAM at `index` (address 0xC000 + index), if one was
+    /// compiled from the bytes `wram` holds there now; compiles one the 16th time the index is
+    /// reached untried or with other bytes.
+    #[inline(always)]
+    fn ram_block_at(&self, wram: &[u8], index: usize) -> Option<&RamBlock> {
+        let shared = &*self.shared;
+        match shared.ram_table[index].load(Ordering::Acquire) {
+            NO_BLOCK => None,
+            entry => {
+                if entry != UNTRIED {
+                    // SAFETY: a pointer stored in the table is to a boxed block in
+                    // `compiler.ram_blocks`, never removed while the `SharedCode` lives.
+                    let ram_block = unsafe { &*(entry as *const RamBlock) };
+                    if wram.get(index..ram_block.end) == Some(&ram_block.bytes[..]) {
+                        return Some(ram_block);
+                    }
+                }
+                let reached = &shared.ram_reached[index];
+                let times = reached.load(Ordering::Relaxed);
+                if times < RUNS_BEFORE_COMPILING {
+                    reached.store(times + 1, Ordering::Relaxed);
+                    return None;
+                }
+                self.compile_in_ram(wram, index)
+            }
+        }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn compile_in_ram(&self, wram: &[u8], index: usize) -> Option<&RamBlock> {
+        let shared = &*self.shared;
+        let mut compiler = shared.compiler.lock().unwrap_or_else(|e| e.into_inner());
+        shared.ram_reached[index].store(0, Ordering::Relaxed);
+        let entry = shared.ram_table[index].load(Ordering::Acquire);
+        if entry == NO_BLOCK {
+            return None;
+        }
+        if entry != UNTRIED {
+            // SAFETY: as in `ram_block_at`.
+            let ram_block = unsafe { &*(entry as *const RamBlock) };
+            if wram.get(index..ram_block.end) == Some(&ram_block.bytes[..]) {
+                // Another emulator of this ROM compiled these bytes meanwhile.
+                return Some(ram_block);
+            }
+        }
+        let compiled = &shared.ram_compiled[index];
+        let address = if compiled.load(Ordering::Relaxed) >= MAX_COMPILES_IN_RAM {
+            NO_BLOCK
+        } else {
+            compiled.store(compiled.load(Ordering::Relaxed) + 1, Ordering::Relaxed);
+            // As in `compile`: a panic inside Cranelift leaves the code to the interpreter.
+            let made = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                compiler.compile_in_ram(wram, index)
+            }));
+            made.unwrap_or_else(|_| {
+                compiler.unavailable = true;
+                NO_BLOCK
+            })
+        };
+        if address == NO_BLOCK {
+            // Nothing to compile there (or no more): the bytes of the last block are gone anyway.
+            shared.ram_table[index].store(NO_BLOCK, Ordering::Release);
+            return None;
+        }
+        shared.ram_table[index].store(address, Ordering::Release);
+        drop(compiler);
+        // SAFETY: as in `ram_block_at`.
+        Some(unsafe { &*(address as *const RamBlock) })
     }
 
     #[cold]
@@ -297,38 +422,70 @@ impl Compiler {
         Compiler {
             module: None,
             blocks: Vec::new(),
+            ram_blocks: Vec::new(),
             unavailable: false,
             #[cfg(test)]
             panic_next: false,
         }
     }
 
-    /// Compiles the block at `offset` of `rom`; its table entry.
-    fn compile(&mut self, rom: &[u8], offset: usize) -> usize {
+    /// Cranelift's module, made with the first block; `None` where blocks cannot be compiled
+    /// (no executable memory, an unsupported ISA, an earlier panic). `_block` names the block
+    /// about to be compiled (tests inject a panic here).
+    fn module(&mut self, _block: &str) -> Option<&mut JITModule> {
         if self.unavailable {
-            return NO_BLOCK;
+            return None;
         }
         #[cfg(test)]
         if std::mem::take(&mut self.panic_next) {
-            panic!("a panic injected into the compilation of the block at {offset:#x}");
+            panic!("a panic injected into the compilation of {_block}");
         }
         if self.module.is_none() {
             match new_module() {
                 Some(module) => self.module = Some(module),
                 None => {
                     self.unavailable = true;
-                    return NO_BLOCK;
+                    return None;
                 }
             }
         }
-        let module = self.module.as_mut().expect("made above");
+        self.module.as_mut()
+    }
+
+    /// Compiles the block at `offset` of `rom`; its table entry.
+    fn compile(&mut self, rom: &[u8], offset: usize) -> usize {
         let name = format!("block_{offset:x}");
+        let Some(module) = self.module(&name) else {
+            return NO_BLOCK;
+        };
         let Some((run, last_start)) = translate::compile_block(module, &name, rom, offset) else {
             return NO_BLOCK;
         };
         let block = Box::new(Block { run, last_start });
         let address = &*block as *const Block as usize;
         self.blocks.push(block);
+        address
+    }
+
+    /// Compiles the block of the code in work RAM at `index` as `wram` holds it now; its table
+    /// entry.
+    fn compile_in_ram(&mut self, wram: &[u8], index: usize) -> usize {
+        // The same index may be compiled again (other bytes): every function needs its own name.
+        let name = format!("ram_{:x}_{}", 0xC000 + index, self.ram_blocks.len());
+        let Some(module) = self.module(&name) else {
+            return NO_BLOCK;
+        };
+        let Some((run, last_start, end)) = translate::compile_ram_block(module, &name, wram, index)
+        else {
+            return NO_BLOCK;
+        };
+        let ram_block = Box::new(RamBlock {
+            block: Block { run, last_start },
+            bytes: wram[index..end].into(),
+            end,
+        });
+        let address = &*ram_block as *const RamBlock as usize;
+        self.ram_blocks.push(ram_block);
         address
     }
 }

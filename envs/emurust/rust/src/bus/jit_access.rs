@@ -25,6 +25,26 @@ impl Bus {
         Some(offset)
     }
 
+    /// Where in work RAM the instruction at `pc` is, if a compiled block may run from it now: as
+    /// `jit_code_offset`, for code at 0xC000-0xDFFF (its echo is left to the interpreter).
+    #[inline(always)]
+    pub(crate) fn jit_ram_index(&self, pc: u16) -> Option<usize> {
+        if !self.pyboy
+            || !self.plain_steps
+            || self.dma_busy_len != 0
+            || !(0xC000..0xE000).contains(&pc)
+        {
+            return None;
+        }
+        Some(pc as usize - 0xC000)
+    }
+
+    /// Work RAM as the CPU sees it at 0xC000-0xDFFF (the code blocks there are compiled from).
+    #[inline(always)]
+    pub(crate) fn jit_wram(&self) -> &[u8] {
+        &self.memory[..0x2000]
+    }
+
     /// Work RAM (0x2000 bytes) and high RAM (0x7F bytes), which blocks access in place where
     /// `read` and `write` would.
     #[inline(always)]

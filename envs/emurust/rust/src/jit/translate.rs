@@ -73,7 +73,33 @@ pub(super) fn compile_block(
     // Where the CPU sees it: 0x0000-0x3FFF for bank 0's offsets, 0x4000-0x7FFF otherwise (a
     // block is only looked up where the CPU fetches it, so the half is the one it came from).
     let half = if offset < 0x4000 { 0x0000 } else { 0x4000 };
-    let start_pos = offset & 0x3FFF;
+    compile(module, name, code, half, offset & 0x3FFF, false)
+        .map(|(run, last_start, _)| (run, last_start))
+}
+
+/// Compiles the block starting at `wram[index]`, code in work RAM (0xC000 + `index`, as the
+/// CPU sees it) as it is now: its code, its `last_start`, and the end (an index of `wram`,
+/// exclusive) of the bytes it was compiled from, `wram[index..end]`. The block follows no jump
+/// or call (its bytes stay one range), and it leaves after an instruction whose write in place
+/// lands in that range (`BlockContext::code_end`): the code after it may have changed. Whoever
+/// runs it checks first that those bytes are still the ones it was compiled from.
+pub(super) fn compile_ram_block(
+    module: &mut JITModule,
+    name: &str,
+    wram: &[u8],
+    index: usize,
+) -> Option<(BlockFn, u64, usize)> {
+    compile(module, name, wram, 0xC000, index, true)
+}
+
+fn compile(
+    module: &mut JITModule,
+    name: &str,
+    code: &[u8],
+    half: u16,
+    start_pos: usize,
+    in_ram: bool,
+) -> Option<(BlockFn, u64, usize)> {
     let pointer = module.target_config().pointer_type();
     let mut ctx = module.make_context();
     ctx.func.signature.params.push(AbiParam::new(pointer));
@@ -104,6 +130,7 @@ pub(super) fn compile_block(
     let poll_sig = read_sig.clone();
     let mut fctx = FunctionBuilderContext::new();
     let last_start;
+    let code_end;
     {
         let builder = FunctionBuilder::new(&mut ctx.func, &mut fctx);
         let signatures = Signatures {
@@ -112,6 +139,7 @@ pub(super) fn compile_block(
             poll: poll_sig,
         };
         let mut t = Translator::new(builder, pointer, signatures, code, half, start_pos);
+        t.in_ram = in_ram;
         let count = t.translate();
         if count == 0 {
             t.b.ins().return_(&[]);
@@ -121,6 +149,7 @@ pub(super) fn compile_block(
             return None;
         }
         last_start = t.first_last_start.unwrap_or(t.last_start);
+        code_end = t.high_water;
         t.b.seal_all_blocks();
         t.b.finalize(module.target_config());
     }
@@ -134,7 +163,7 @@ pub(super) fn compile_block(
     // SAFETY: the function was built with the signature `(pointer) -> ()` under the host's
     // default calling convention, which is `extern "C"`'s.
     let run = unsafe { std::mem::transmute::<*const u8, BlockFn>(code) };
-    Some((run, last_start))
+    Some((run, last_start, code_end))
 }
 
 /// One flag bit of a result: known at compile time, or a 0/1 value.
@@ -192,6 +221,13 @@ struct Translator<'a, 'c> {
     segment_instructions: usize,
     /// The first segment's `last_start`, once a loop has ended it (what `try_run` tests).
     first_last_start: Option<u64>,
+    /// Code in work RAM (`compile_ram_block`): no jump is followed, and a write in place into the
+    /// block's own bytes ends it after the instruction.
+    in_ram: bool,
+    /// Where the block starts in `code`, and one past the last byte read as an instruction or a
+    /// polling loop so far.
+    code_start: usize,
+    high_water: usize,
 }
 
 /// The callbacks' signatures.
@@ -284,6 +320,9 @@ impl<'a, 'c> Translator<'a, 'c> {
             segment_checks: Vec::new(),
             segment_instructions: 0,
             first_last_start: None,
+            in_ram: false,
+            code_start: start_pos,
+            high_water: start_pos,
         }
     }
 
@@ -304,7 +343,7 @@ impl<'a, 'c> Translator<'a, 'c> {
     }
     /// Goes on translating at `target` if it is in this bank's half; false if not.
     fn follow(&mut self, target: u16) -> bool {
-        if target & 0xC000 != self.half {
+        if self.in_ram || target & 0xC000 != self.half {
             return false;
         }
         self.pos = (target & 0x3FFF) as usize;
@@ -389,6 +428,7 @@ impl<'a, 'c> Translator<'a, 'c> {
     fn fetch(&mut self) -> Option<u8> {
         let byte = *self.code.get(self.pos)?;
         self.pos += 1;
+        self.high_water = self.high_water.max(self.pos);
         self.tick();
         Some(byte)
     }
@@ -454,16 +494,20 @@ impl<'a, 'c> Translator<'a, 'c> {
             }
             self.b.switch_to_block(block);
             let at = self.in_place_address(addr, region);
+            let mut look = zero;
             let read = match value {
                 Some(v) => {
                     self.b.ins().istore8(flags, v, at, 0);
+                    if self.in_ram && region == Region::Wram {
+                        look = self.writes_own_code(addr);
+                    }
                     zero
                 }
                 None => self.b.ins().uload8(types::I32, flags, at, 0),
             };
             self.b
                 .ins()
-                .jump(merge, &[BlockArg::Value(read), BlockArg::Value(zero)]);
+                .jump(merge, &[BlockArg::Value(read), BlockArg::Value(look)]);
         }
         self.b.switch_to_block(slow);
         let at = self.at(self.t);
@@ -495,6 +539,26 @@ impl<'a, 'c> Translator<'a, 'c> {
         self.b.switch_to_block(merge);
         self.note_look(look);
         result
+    }
+    /// 1 if a write in place to work RAM at `addr` (or its echo) lands in this block's own bytes
+    /// (a block in work RAM: from its start to `BlockContext::code_end`), else 0.
+    fn writes_own_code(&mut self, addr: Value) -> Value {
+        let flags = MemFlagsData::trusted();
+        let index = self.b.ins().band_imm_s(addr, 0x1FFF);
+        let index = self.b.ins().uextend(types::I64, index);
+        let from_start = self.b.ins().iadd_imm_s(index, -(self.code_start as i64));
+        let code_end = self.b.ins().load(
+            types::I64,
+            flags,
+            self.context,
+            offset_of!(BlockContext, code_end) as i32,
+        );
+        let length = self.b.ins().iadd_imm_s(code_end, -(self.code_start as i64));
+        let inside = self
+            .b
+            .ins()
+            .icmp(IntCC::UnsignedLessThan, from_start, length);
+        self.b.ins().uextend(types::I32, inside)
     }
     fn read(&mut self, addr: Value) -> Value {
         self.tick();
@@ -763,6 +827,7 @@ impl<'a, 'c> Translator<'a, 'c> {
         self.b.switch_to_block(segment);
         self.segment_check = Some((check, segment));
         self.pos = loop_end;
+        self.high_water = self.high_water.max(loop_end);
         self.t = 0;
         self.instr_start = 0;
         self.last_start = 0;
