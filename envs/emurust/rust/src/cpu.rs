@@ -618,20 +618,6 @@ impl Cpu {
         sp.wrapping_add(offset)
     }
 
-    /// `step_plain` (PyBoy timing) of an instruction whose opcode is expected to be `OP` (a
-    /// polling loop's, run from a compiled block): its body without the dispatch. Another opcode
-    /// still runs as itself.
-    #[inline(always)]
-    pub(crate) fn step_plain_expecting<B: CpuBus, const OP: u8>(&mut self, bus: &mut B) {
-        let opcode = self.fetch(bus);
-        bus.pyboy_opcode_fetched(opcode);
-        if opcode == OP {
-            self.execute_op::<B, OP>(bus);
-        } else {
-            self.execute(bus, opcode);
-        }
-    }
-
     /// `execute_inline` as a call, for the rare paths (interrupts, HALT, EI): one copy of the
     /// dispatch serves them all.
     fn execute<B: CpuBus>(&mut self, bus: &mut B, op: u8) {

@@ -3,7 +3,8 @@
 //! Between two looks of the frame loop (`Bus::attention_due`) the CPU runs plain steps, whose
 //! only effects are on its registers, the clock and the bus accesses they make. A block is the
 //! instructions from one ROM address on, following jumps and calls to constant addresses in the
-//! same bank, up to a branch taken or `translate::MAX_INSTRUCTIONS`, translated with Cranelift
+//! same bank (and a followed call's return, while it returns to its call: checked as it runs), up
+//! to a branch taken or `translate::MAX_INSTRUCTIONS`, translated with Cranelift
 //! (from crates.io) into one function: the registers live in machine registers, operands are
 //! constants, work and high RAM are read and written in place, every other access calls the bus
 //! (`Bus::jit_read`/`jit_write`) at the bus cycle the interpreter would make it, and the time of
@@ -11,21 +12,24 @@
 //! plain steps do; the unit tests (`tests`) check it against the interpreter and the SM83 vectors,
 //! and L3 compares the envs with PyBoy.
 //!
-//! A block runs only when every one of its instructions starts before the frame loop's next look
-//! (as each plain step would), and it ends after any instruction whose access made the bus ask
-//! for a look (an I/O write, a unit's catch-up raising an interrupt or starting a frame). What the
-//! plain step does beyond a plain instruction stays with the interpreter: instructions that change
-//! the CPU's mode (HALT, STOP, EI, DI, RETI, the locking opcodes), the wait loops it passes over
-//! (`cpu::wait_loops`: the delay loops' backward `JR`, and the polling loops' `LDH A,(STAT)` and
-//! `LDH A,(LY)` where a block would start with one), and code outside ROM and work RAM.
+//! A block's instructions run only where each starts before the frame loop's next look (as each
+//! plain step would): it is cut into segments of some 64 T-cycles, each tested before it runs,
+//! and it leaves before a segment whose last instruction would start after that look. It ends
+//! after any instruction whose access made the bus ask for a look (an I/O write, a unit's
+//! catch-up raising an interrupt or starting a frame). What the plain step does beyond a plain
+//! instruction stays with the interpreter: instructions that change the CPU's mode (HALT, STOP,
+//! EI, DI, RETI, the locking opcodes), the wait loops it passes over (`cpu::wait_loops`: the
+//! delay loops' backward `JR`, and the polling loops' `LDH A,(STAT)` and `LDH A,(LY)` where a
+//! block would start with one), and code outside ROM and work RAM.
 //! Code in work RAM (0xC000-0xDFFF; blargg's cpu_instrs runs 94% of its instructions there) can
 //! be rewritten at any time, so a block compiled from it (`RamBlock`: no jump followed, its bytes
 //! one range) keeps the bytes it was compiled from and runs only while work RAM still holds them,
 //! and it leaves after an instruction whose write lands in its own bytes; an address whose code
 //! keeps changing is left to the interpreter after `MAX_COMPILES_IN_RAM` blocks.
-//! A polling loop inside a block (2048 waits for the PPU before each VRAM write, some 55 times a
-//! frame) is run by the interpreter's plain steps from the block (`poll_callback`), which then
-//! goes on from the loop's end with its time counted from there, if the rest of it still starts
+//! A polling loop inside a block (2048 waits for the PPU before each VRAM write, some 60 times a
+//! frame) is run from the block by `poll_callback` as the interpreter's plain steps run it (each
+//! round's accesses and time, its passes over rounds, the frame loop's looks), and the block goes
+//! on from the loop's end with its time counted from there, if the rest of it still starts
 //! before the next look. A block is compiled the 16th time its address is reached and shared by
 //! every emulator of the same ROM in the process (a `GameBoyVec` compiles each block once; blocks
 //! of work RAM are shared by address and bytes).
@@ -101,6 +105,13 @@ struct RamBlock {
     block: Block,
     bytes: Box<[u8]>,
     end: usize,
+}
+
+impl RamBlock {
+    /// Whether work RAM holds this block's bytes from `index` on (where it was compiled).
+    fn is_in(&self, wram: &[u8], index: usize) -> bool {
+        wram.get(index..self.end) == Some(&self.bytes[..])
+    }
 }
 
 /// The blocks of one ROM image.
@@ -325,7 +336,7 @@ impl Jit {
                     // SAFETY: a pointer stored in the table is to a boxed block in
                     // `compiler.ram_blocks`, never removed while the `SharedCode` lives.
                     let ram_block = unsafe { &*(entry as *const RamBlock) };
-                    if wram.get(index..ram_block.end) == Some(&ram_block.bytes[..]) {
+                    if ram_block.is_in(wram, index) {
                         return Some(ram_block);
                     }
                 }
@@ -353,7 +364,7 @@ impl Jit {
         if entry != UNTRIED {
             // SAFETY: as in `ram_block_at`.
             let ram_block = unsafe { &*(entry as *const RamBlock) };
-            if wram.get(index..ram_block.end) == Some(&ram_block.bytes[..]) {
+            if ram_block.is_in(wram, index) {
                 // Another emulator of this ROM compiled these bytes meanwhile.
                 return Some(ram_block);
             }
@@ -544,15 +555,16 @@ extern "C" fn write_callback(
 const POLL_FINISHED: u32 = 0;
 const POLL_LEFT: u32 = 1;
 
-/// A polling loop inside a block (`translate::Translator::poll`), at `pc` (with the test's
-/// opcode in bits 16-23 and the jump's in bits 24-31), from bus cycle `at`
-/// (the previous instruction started at `instr_start` with `opcode`): runs it with the
-/// interpreter's plain steps while the frame loop would (`Bus::jit_run_poll`), and leaves the
-/// context as a block that ended there would. `POLL_FINISHED` if the loop ended and the frame
-/// loop need not look yet; else the block must leave (the CPU's PC is where it stopped).
+/// A polling loop inside a block (`translate::Translator::poll`), at `pc`, of the shape `shape`
+/// (the `LDH`'s register, the test's opcode and operand and the `JR`'s opcode, bytes 0-3), from
+/// bus cycle `at` (the previous instruction started at `instr_start` with `opcode`): runs it as
+/// the interpreter's plain steps would while the frame loop would (`Bus::jit_run_poll`), and
+/// leaves the context as a block that ended there would. `POLL_FINISHED` if the loop ended and
+/// the frame loop need not look yet; else the block must leave (the CPU's PC is where it stopped).
 extern "C" fn poll_callback(
     context: *mut BlockContext,
     pc: u32,
+    shape: u32,
     at: u64,
     instr_start: u64,
     opcode: u32,
@@ -563,7 +575,8 @@ extern "C" fn poll_callback(
     let (cpu, bus) = unsafe { (&mut *context.cpu, &mut *context.bus) };
     bus.jit_block_ran(at, instr_start, opcode as u8);
     cpu.pc = pc as u16;
-    let finished = bus.jit_run_poll(cpu, (pc >> 16) as u8, (pc >> 24) as u8);
+    let [register, test, operand, jump] = shape.to_le_bytes();
+    let finished = bus.jit_run_poll(cpu, register, test, operand, jump);
     (context.cycles, context.instr_start, context.opcode) = bus.jit_last_instruction();
     // The loop's looks may have set the next one further on.
     context.attention_at = bus.jit_attention_at();

@@ -2,7 +2,7 @@
 //! frame loop's next look, and the accesses of the instructions they run, each made at the bus
 //! cycle the interpreter's `PlainStep` would make it.
 
-use super::{Bus, PlainStep};
+use super::Bus;
 use crate::cpu::{Cpu, CpuBus};
 
 impl Bus {
@@ -97,74 +97,77 @@ impl Bus {
         self.attention_at == 0
     }
 
-    /// Runs a polling loop (`LDH A,(r)`, a test of A with opcode `test`, `JR` with opcode `jump`
-    /// back to the LDH) from the CPU's PC as the frame loop would, with plain steps (and their
-    /// passes over rounds) until the PC reaches the loop's end, and its looks while they find
-    /// nothing but that plain steps may go on (`look_finds_plain_steps`). Whether it reached the
-    /// end and the frame loop need not look there.
-    pub(crate) fn jit_run_poll(&mut self, cpu: &mut Cpu, test: u8, jump: u8) -> bool {
+    /// Runs a polling loop (`LDH A,(r)` of `register`, a test of A with opcode `test` and
+    /// `operand`, `JR` with opcode `jump` back to the LDH) from the CPU's PC as the frame loop
+    /// would, with plain steps (and their passes over rounds) until the PC reaches the loop's end,
+    /// and its looks while they find nothing but that plain steps may go on
+    /// (`look_finds_plain_steps`). Whether it reached the end and the frame loop need not look
+    /// there. The loop is the one its block was compiled from: a block leaves after a write to
+    /// the bank registers and after a write into its own bytes in work RAM, and a polling loop
+    /// writes nothing.
+    pub(crate) fn jit_run_poll(
+        &mut self,
+        cpu: &mut Cpu,
+        register: u8,
+        test: u8,
+        operand: u8,
+        jump: u8,
+    ) -> bool {
         self.polls_in_blocks += 1;
-        macro_rules! by_opcodes {
-            ($(($t:literal, $j:literal)),*) => {
-                match (test, jump) {
-                    $(($t, $j) => self.run_poll_rounds::<$t, $j>(cpu),)*
-                    _ => self.run_poll_steps(cpu, cpu.pc.wrapping_add(6)),
-                }
-            };
-        }
-        by_opcodes!(
-            (0xE6, 0x20),
-            (0xE6, 0x28),
-            (0xE6, 0x30),
-            (0xE6, 0x38),
-            (0xFE, 0x20),
-            (0xFE, 0x28),
-            (0xFE, 0x30),
-            (0xFE, 0x38),
-            (0xCB, 0x20),
-            (0xCB, 0x28),
-            (0xCB, 0x30),
-            (0xCB, 0x38)
-        )
+        debug_assert_eq!(
+            (0..6)
+                .map(|i| self.peek_code(cpu.pc.wrapping_add(i)))
+                .collect::<Vec<_>>(),
+            [0xF0, register, test, operand, jump, 0xFA].map(Some),
+            "not the polling loop the block was compiled from"
+        );
+        self.run_poll_rounds(cpu, 0xFF00 | register as u16, test, operand, jump)
     }
 
-    /// `jit_run_poll` for a loop of these opcodes: each step's body is chosen at compile time.
-    fn run_poll_rounds<const TEST: u8, const JUMP: u8>(&mut self, cpu: &mut Cpu) -> bool {
+    /// `jit_run_poll`'s rounds without the interpreter's fetches and dispatch: each instruction's
+    /// M-cycles, opcode note (`pyboy_opcode_fetched`) and registers as its plain step leaves them,
+    /// the LDH's read at the end of its third M-cycle and its pass over rounds
+    /// (`Cpu::skip_register_poll`), and a look before each instruction when one is due.
+    fn run_poll_rounds(
+        &mut self,
+        cpu: &mut Cpu,
+        addr: u16,
+        test: u8,
+        operand: u8,
+        jump: u8,
+    ) -> bool {
         let loop_start = cpu.pc;
-        let loop_end = loop_start.wrapping_add(6);
         loop {
             if !self.may_step(cpu) {
                 return false;
             }
-            cpu.step_plain_expecting::<PlainStep<true>, 0xF0>(&mut PlainStep::<true>(self));
+            // LDH A,(r): opcode and operand fetches, then the read.
+            self.cycles += 4;
+            self.pyboy_opcode_fetched(0xF0);
+            self.cycles += 8;
+            cpu.a = self.read(addr);
+            cpu.pc = loop_start.wrapping_add(2);
+            cpu.skip_known_poll(self, addr, test, operand, jump);
             if !self.may_step(cpu) {
                 return false;
             }
-            cpu.step_plain_expecting::<PlainStep<true>, TEST>(&mut PlainStep::<true>(self));
+            self.cycles += 4;
+            self.pyboy_opcode_fetched(test);
+            self.cycles += 4;
+            cpu.run_poll_test(self, test, operand);
+            cpu.pc = loop_start.wrapping_add(4);
             if !self.may_step(cpu) {
                 return false;
             }
-            cpu.step_plain_expecting::<PlainStep<true>, JUMP>(&mut PlainStep::<true>(self));
-            if cpu.pc == loop_end {
+            self.cycles += 4;
+            self.pyboy_opcode_fetched(jump);
+            self.cycles += 4;
+            if !cpu.poll_jumps_back(jump) {
+                cpu.pc = loop_start.wrapping_add(6);
                 return self.may_step(cpu);
             }
-            if cpu.pc != loop_start {
-                // Not the loop the block was compiled for (it cannot be, in ROM): step on.
-                return self.run_poll_steps(cpu, loop_end);
-            }
-        }
-    }
-
-    /// `jit_run_poll` one plain step at a time, with the dispatch.
-    fn run_poll_steps(&mut self, cpu: &mut Cpu, loop_end: u16) -> bool {
-        loop {
-            if !self.may_step(cpu) {
-                return false;
-            }
-            cpu.step_plain::<PlainStep<true>, true>(&mut PlainStep::<true>(self));
-            if cpu.pc == loop_end {
-                return self.may_step(cpu);
-            }
+            self.cycles += 4;
+            cpu.pc = loop_start;
         }
     }
 

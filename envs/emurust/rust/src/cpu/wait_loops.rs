@@ -34,27 +34,54 @@ impl Cpu {
         if !closes_polling_loop(test, operand, jump, offset) {
             return;
         }
+        let register = 0xFF00 | register as u16;
+        self.skip_known_poll(bus, register, test, operand, jump);
+    }
+
+    /// `skip_register_poll` for a loop already known to be one, reading `register` (0xFF41 or
+    /// 0xFF44) with that test and jump.
+    #[inline(always)]
+    pub(crate) fn skip_known_poll<B: CpuBus>(
+        &mut self,
+        bus: &mut B,
+        register: u16,
+        test: u8,
+        operand: u8,
+        jump: u8,
+    ) {
         let mut round = self.clone();
-        match test {
-            0xE6 => round.alu(bus, 4, operand),
-            0xFE => round.alu(bus, 7, operand),
-            0xCB if operand & 0xC7 == 0x47 => {
-                let bit_clear = self.a >> ((operand >> 3) & 7) & 1 == 0;
-                round.f = (round.f & FLAG_C) | FLAG_H | if bit_clear { FLAG_Z } else { 0 };
-            }
-            _ => return,
-        }
-        if !round.condition(jump >> 3) {
+        round.run_poll_test(bus, test, operand);
+        if !round.poll_jumps_back(jump) {
             return;
         }
         let loop_start = self.pc.wrapping_sub(2);
-        let quiet = bus.poll_quiet_cycles(loop_start, 0xFF00 | register as u16, self.a);
+        let quiet = bus.poll_quiet_cycles(loop_start, register, self.a);
         let rounds = quiet / POLL_ROUND_CYCLES;
         if rounds > 0 {
             bus.skip_wait_cycles(rounds * POLL_ROUND_CYCLES);
             // As the last skipped round's test left them; A is what this LDH just read again.
             self.f = round.f;
         }
+    }
+
+    /// A polling loop's test of A (`closes_polling_loop`: `AND n`, `CP n` or `BIT b,A`), as the
+    /// interpreter runs it (`AND` keeps its result in A).
+    #[inline(always)]
+    pub(crate) fn run_poll_test<B: CpuBus>(&mut self, bus: &mut B, test: u8, operand: u8) {
+        match test {
+            0xE6 => self.alu(bus, 4, operand),
+            0xFE => self.alu(bus, 7, operand),
+            _ => {
+                let bit_clear = self.a >> ((operand >> 3) & 7) & 1 == 0;
+                self.f = (self.f & FLAG_C) | FLAG_H | if bit_clear { FLAG_Z } else { 0 };
+            }
+        }
+    }
+
+    /// Whether a polling loop's `JR cc` (opcode `jump`) jumps back with the flags as they are.
+    #[inline(always)]
+    pub(crate) fn poll_jumps_back(&self, jump: u8) -> bool {
+        self.condition(jump >> 3)
     }
 
     /// Called by a `JR NZ` / `JR NC` (`jump`) that has just jumped back 3 to 5 bytes (`offset`)

@@ -15,10 +15,17 @@ use cranelift_module::Module;
 use super::{poll_callback, read_callback, write_callback, BlockContext, BlockFn, POLL_FINISHED};
 use crate::cpu::{closes_polling_loop, Cpu, FLAG_C, FLAG_H, FLAG_N, FLAG_Z};
 
-/// Longest block, in instructions (blocks end earlier at a control transfer). 64 holds 2048's
-/// calls of its tile routine whole, from the caller's code through the routine's wait for the
-/// PPU to its VRAM write (135 blocks a frame in play, against 206 with 32).
-pub(super) const MAX_INSTRUCTIONS: usize = 64;
+/// Longest block, in instructions (blocks end earlier at a control transfer). 128 holds several
+/// of 2048's calls of its tile routine, each from the caller's code through the routine's wait
+/// for the PPU and its VRAM write back to the caller (78 blocks a frame in play, against 123
+/// with 64 and 206 with 32; 256 gave 72, no faster, and compiled longer).
+pub(super) const MAX_INSTRUCTIONS: usize = 128;
+/// The same for a block of work RAM: code there is rewritten and compiled again (blargg's
+/// cpu_instrs), and blocks of 128 instructions made its first 200 calls some 15% slower.
+const MAX_INSTRUCTIONS_IN_RAM: usize = 64;
+
+/// T-cycles after which a run of instructions is cut into another segment (`split_segment`).
+const SEGMENT_CYCLES: u64 = 64;
 
 // Register slots: the eight 8-bit registers, then SP.
 const A: usize = 0;
@@ -126,8 +133,9 @@ fn compile(
         sig.returns.push(AbiParam::new(types::I32));
         sig
     };
-    // (context, pc with the loop's opcodes, at, instr_start, opcode) -> status: a read's shape.
-    let poll_sig = read_sig.clone();
+    // (context, pc, the loop's register, test, operand and jump, at, instr_start, opcode) ->
+    // status: a write's shape.
+    let poll_sig = write_sig.clone();
     let mut fctx = FunctionBuilderContext::new();
     let last_start;
     let code_end;
@@ -206,19 +214,17 @@ struct Translator<'a, 'c> {
     look: Option<Value>,
     /// After a polling loop (`poll`): the block's time is counted from the loop's end (`start`
     /// is then the bus cycle there), and the segment after it may only run if its last
-    /// instruction starts before the frame loop's next look. `segment_check` is the block of
-    /// that test (filled in at the end, `fill_segment_checks`) and the segment's first block.
-    segment_check: Option<(cranelift_codegen::ir::Block, cranelift_codegen::ir::Block)>,
-    /// The tests of ended segments, filled in once the whole block is translated: (test block,
-    /// segment block, the segment's start cycle, its `last_start`).
-    segment_checks: Vec<(
-        cranelift_codegen::ir::Block,
-        cranelift_codegen::ir::Block,
-        Value,
-        u64,
-    )>,
-    /// Instructions translated in the current segment.
+    /// instruction starts before the frame loop's next look; so may the segments a long run of
+    /// instructions is cut into (`split_segment`). `segment_check` is the test of the current
+    /// segment (filled in at the end, `fill_segment_checks`).
+    segment_check: Option<SegmentCheck>,
+    /// The tests of ended segments, filled in once the whole block is translated, with the
+    /// segment's start cycle and its `last_start`.
+    segment_checks: Vec<(SegmentCheck, Value, u64)>,
+    /// Instructions translated in the current segment (since the last polling loop).
     segment_instructions: usize,
+    /// `t` where the current segment started.
+    segment_t: u64,
     /// The first segment's `last_start`, once a loop has ended it (what `try_run` tests).
     first_last_start: Option<u64>,
     /// Code in work RAM (`compile_ram_block`): no jump is followed, and a write in place into the
@@ -228,6 +234,32 @@ struct Translator<'a, 'c> {
     /// polling loop so far.
     code_start: usize,
     high_water: usize,
+    /// The return addresses of the calls followed so far, innermost last: a return to the
+    /// innermost one goes on in the block (`return_to`).
+    returns: Vec<u16>,
+}
+
+/// The test that lets a segment of a block run (`Translator::fill_segment_checks`).
+struct SegmentCheck {
+    /// The test's block, and the segment's first.
+    check: cranelift_codegen::ir::Block,
+    segment: cranelift_codegen::ir::Block,
+    /// Where the block goes when the segment may not run: `None` to return (after a polling
+    /// loop, whose callback left the CPU and the context as they are there), or a block that
+    /// stores them first (`split_segment`).
+    leave: Option<cranelift_codegen::ir::Block>,
+}
+
+/// A polling loop in a block's code (`Translator::polling_loop_at`).
+struct PollingLoop {
+    /// The position after its `JR`.
+    end: usize,
+    /// The `LDH`'s register (0x41 STAT or 0x44 LY), the test's opcode and operand, the `JR`'s
+    /// opcode.
+    register: u8,
+    test: u8,
+    operand: u8,
+    jump: u8,
 }
 
 /// The callbacks' signatures.
@@ -318,11 +350,13 @@ impl<'a, 'c> Translator<'a, 'c> {
             look: None,
             segment_check: None,
             segment_checks: Vec::new(),
+            segment_t: 0,
             segment_instructions: 0,
             first_last_start: None,
             in_ram: false,
             code_start: start_pos,
             high_water: start_pos,
+            returns: Vec::new(),
         }
     }
 
@@ -715,13 +749,16 @@ impl<'a, 'c> Translator<'a, 'c> {
                 None => break,
             };
             if count > 0 && self.segment_instructions > 0 {
-                if let Some((loop_end, test, jump)) = self.polling_loop_at(opcode) {
-                    self.poll(loop_end, test, jump);
+                if let Some(polling_loop) = self.polling_loop_at(opcode) {
+                    self.poll(polling_loop);
                     continue;
                 }
             }
             if !self.supported(opcode, count == 0) {
                 break;
+            }
+            if self.segment_instructions > 0 && self.t - self.segment_t >= SEGMENT_CYCLES {
+                self.split_segment();
             }
             self.instr_start = self.t;
             self.opcode = opcode;
@@ -733,7 +770,12 @@ impl<'a, 'c> Translator<'a, 'c> {
                 Step::Next => {
                     count += 1;
                     self.end_instruction();
-                    if count == MAX_INSTRUCTIONS {
+                    let max = if self.in_ram {
+                        MAX_INSTRUCTIONS_IN_RAM
+                    } else {
+                        MAX_INSTRUCTIONS
+                    };
+                    if count == max {
                         let pc = self.pc();
                         self.exit_to(pc);
                         return count;
@@ -764,37 +806,52 @@ impl<'a, 'c> Translator<'a, 'c> {
 
     /// If a polling loop starts at `self.pos` (`LDH A,(STAT)` or `LDH A,(LY)`, one test of A:
     /// `AND n`, `CP n` or `BIT b,A`, then `JR cc` back to the LDH: the loops
-    /// `Cpu::skip_register_poll` passes over), the position after it, the test's opcode and the
-    /// jump's.
-    fn polling_loop_at(&self, opcode: u8) -> Option<(usize, u8, u8)> {
+    /// `Cpu::skip_register_poll` passes over): its shape.
+    fn polling_loop_at(&self, opcode: u8) -> Option<PollingLoop> {
         let bytes = self.code.get(self.pos..self.pos + 6)?;
         let polls = opcode == 0xF0
             && matches!(bytes[1], 0x41 | 0x44)
             && closes_polling_loop(bytes[2], bytes[3], bytes[4], bytes[5]);
-        polls.then_some((self.pos + 6, bytes[2], bytes[4]))
+        polls.then_some(PollingLoop {
+            end: self.pos + 6,
+            register: bytes[1],
+            test: bytes[2],
+            operand: bytes[3],
+            jump: bytes[4],
+        })
     }
 
-    /// A polling loop, run by the interpreter's plain steps (`poll_callback`, with its passes
-    /// over rounds) from the block: the block goes on after it, its time counted from the bus
+    /// A polling loop, run as the interpreter's plain steps run it (`poll_callback`, with their
+    /// passes over rounds) from the block: the block goes on after it, its time counted from the bus
     /// cycle where the loop ended, if the rest of the block starts before the frame loop's next
     /// look; else it leaves there. It leaves at once if the loop did not end before that look.
-    fn poll(&mut self, loop_end: usize, test: u8, jump: u8) {
+    fn poll(&mut self, polling_loop: PollingLoop) {
+        let PollingLoop {
+            end: loop_end,
+            register,
+            test,
+            operand,
+            jump,
+        } = polling_loop;
         let flags = MemFlagsData::trusted();
         self.end_segment();
         if self.first_last_start.is_none() {
             self.first_last_start = Some(self.last_start);
         }
-        // The loop's plain steps read and write the registers in the `Cpu`.
+        // The callback reads and writes the registers in the `Cpu`.
         self.store_written();
         self.written = 0;
-        let pc = self.konst(self.pc() as i64 | (test as i64) << 16 | (jump as i64) << 24);
+        let pc = self.konst(self.pc() as i64);
+        let shape = self.konst(i64::from_le_bytes([
+            register, test, operand, jump, 0, 0, 0, 0,
+        ]));
         let at = self.at(self.t);
         let start = self.at(self.instr_start);
         let opcode = self.konst(self.opcode as i64);
         let call = self.b.ins().call_indirect(
             self.poll_sig,
             self.poll_fn,
-            &[self.context, pc, at, start, opcode],
+            &[self.context, pc, shape, at, start, opcode],
         );
         let status = self.b.inst_results(call)[0];
         let finished = self.b.create_block();
@@ -825,30 +882,65 @@ impl<'a, 'c> Translator<'a, 'c> {
         let segment = self.b.create_block();
         self.b.ins().jump(check, &[]);
         self.b.switch_to_block(segment);
-        self.segment_check = Some((check, segment));
+        self.segment_check = Some(SegmentCheck {
+            check,
+            segment,
+            leave: None,
+        });
         self.pos = loop_end;
         self.high_water = self.high_water.max(loop_end);
         self.t = 0;
         self.instr_start = 0;
         self.last_start = 0;
         self.segment_instructions = 0;
+        self.segment_t = 0;
         self.look = None;
     }
 
-    /// Notes the test that lets the current segment run, if it follows a polling loop.
+    /// Ends the current segment before the next instruction: the rest of the block runs only if
+    /// its next segment's last instruction starts before the frame loop's next look; else the
+    /// block leaves here, as after any instruction. So a block whose end would come after that
+    /// look runs as far as it may, where a test at its start would let none of it run.
+    fn split_segment(&mut self) {
+        self.end_segment();
+        if self.first_last_start.is_none() {
+            self.first_last_start = Some(self.last_start);
+        }
+        let check = self.b.create_block();
+        let segment = self.b.create_block();
+        let leave = self.b.create_block();
+        self.b.ins().jump(check, &[]);
+        self.b.switch_to_block(leave);
+        let pc = self.pc();
+        self.exit_to(pc);
+        self.b.switch_to_block(segment);
+        self.segment_check = Some(SegmentCheck {
+            check,
+            segment,
+            leave: Some(leave),
+        });
+        self.segment_t = self.t;
+    }
+
+    /// Notes the test that lets the current segment run, if it is not the block's first.
     fn end_segment(&mut self) {
-        if let Some((check, segment)) = self.segment_check.take() {
+        if let Some(check) = self.segment_check.take() {
             self.segment_checks
-                .push((check, segment, self.start, self.last_start));
+                .push((check, self.start, self.last_start));
         }
     }
 
     /// Fills in the segments' tests (every block of the function is filled by now): a segment's
     /// last instruction must start before the frame loop's next look, else the block leaves at
-    /// the segment's start, the loop's end, where the callback left the CPU and the context.
+    /// the segment's start.
     fn fill_segment_checks(&mut self) {
         let flags = MemFlagsData::trusted();
-        for (check, segment, start, last_start) in std::mem::take(&mut self.segment_checks) {
+        for (segment_check, start, last_start) in std::mem::take(&mut self.segment_checks) {
+            let SegmentCheck {
+                check,
+                segment,
+                leave,
+            } = segment_check;
             self.b.switch_to_block(check);
             let attention_at = self.b.ins().load(
                 types::I64,
@@ -861,6 +953,10 @@ impl<'a, 'c> Translator<'a, 'c> {
                 .b
                 .ins()
                 .icmp(IntCC::UnsignedLessThan, last, attention_at);
+            if let Some(leave) = leave {
+                self.b.ins().brif(fits, segment, &[], leave, &[]);
+                continue;
+            }
             let leave = self.b.create_block();
             self.b.ins().brif(fits, segment, &[], leave, &[]);
             self.b.switch_to_block(leave);
@@ -1049,8 +1145,7 @@ impl<'a, 'c> Translator<'a, 'c> {
             0xC9 => {
                 let pc = self.pop16();
                 self.tick();
-                self.exit(pc);
-                return Some(Step::Ended);
+                return Some(self.return_to(pc));
             }
             0xC0 | 0xC8 | 0xD0 | 0xD8 => {
                 self.tick();
@@ -1077,18 +1172,19 @@ impl<'a, 'c> Translator<'a, 'c> {
                 });
             }
             0xE9 => {
+                // Also how code that pops its return address returns (2048's VRAM writer: POP
+                // HL, INC SP past its argument, JP (HL)).
                 let hl = self.hl();
-                self.exit(hl);
-                return Some(Step::Ended);
+                return Some(self.return_to(hl));
             }
             0xCD => {
                 let lo = self.fetch()? as u16;
                 let hi = self.fetch()? as u16;
                 let ret = self.pc();
                 self.tick();
-                let ret = self.konst(ret as i64);
-                self.push16(ret);
-                return Some(self.jump(hi << 8 | lo));
+                let ret_value = self.konst(ret as i64);
+                self.push16(ret_value);
+                return Some(self.call(hi << 8 | lo, ret));
             }
             0xC4 | 0xCC | 0xD4 | 0xDC => {
                 let lo = self.fetch()? as u16;
@@ -1105,9 +1201,9 @@ impl<'a, 'c> Translator<'a, 'c> {
             0xC7 | 0xCF | 0xD7 | 0xDF | 0xE7 | 0xEF | 0xF7 | 0xFF => {
                 let ret = self.pc();
                 self.tick();
-                let ret = self.konst(ret as i64);
-                self.push16(ret);
-                return Some(self.jump((op & 0x38) as u16));
+                let ret_value = self.konst(ret as i64);
+                self.push16(ret_value);
+                return Some(self.call((op & 0x38) as u16, ret));
             }
             0xC5 | 0xD5 | 0xE5 | 0xF5 => {
                 let v = if op == 0xF5 {
@@ -1204,6 +1300,35 @@ impl<'a, 'c> Translator<'a, 'c> {
 
     /// An unconditional transfer to a constant address: translation goes on there if it can,
     /// else the block ends.
+    /// A call to `target` that will return to `ret`: followed as a jump, its return address
+    /// noted if it is.
+    fn call(&mut self, target: u16, ret: u16) -> Step {
+        let step = self.jump(target);
+        if let Step::Next = step {
+            self.returns.push(ret);
+        }
+        step
+    }
+
+    /// A jump to the PC `target` computes (a return, or `JP (HL)`): if a call was followed in
+    /// this block, the block goes on at its return address when `target` is that address (the
+    /// same instructions the frame loop would run next from there), and leaves for `target`
+    /// otherwise; without one, it leaves.
+    fn return_to(&mut self, target: Value) -> Step {
+        let Some(ret) = self.returns.pop() else {
+            self.exit(target);
+            return Step::Ended;
+        };
+        let elsewhere = self.b.ins().icmp_imm_s(IntCC::NotEqual, target, ret as i64);
+        self.side_exit(elsewhere, |s| s.exit(target));
+        if self.follow(ret) {
+            Step::Next
+        } else {
+            self.exit_to(ret);
+            Step::Ended
+        }
+    }
+
     fn jump(&mut self, target: u16) -> Step {
         if self.follow(target) {
             Step::Next
