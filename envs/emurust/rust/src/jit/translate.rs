@@ -822,8 +822,8 @@ impl<'a, 'c> Translator<'a, 'c> {
     }
 
     /// A polling loop, run as the interpreter's plain steps run it (`poll_callback`, with their
-    /// passes over rounds) from the block: the block goes on after it, its time counted from the bus
-    /// cycle where the loop ended, if the rest of the block starts before the frame loop's next
+    /// passes over rounds) from the block: the block goes on after it, its time counted from the
+    /// bus cycle where the loop ended, if the rest of the block starts before the frame loop's next
     /// look; else it leaves there. It leaves at once if the loop did not end before that look.
     fn poll(&mut self, polling_loop: PollingLoop) {
         let PollingLoop {
@@ -1298,8 +1298,6 @@ impl<'a, 'c> Translator<'a, 'c> {
         Some(Step::Next)
     }
 
-    /// An unconditional transfer to a constant address: translation goes on there if it can,
-    /// else the block ends.
     /// A call to `target` that will return to `ret`: followed as a jump, its return address
     /// noted if it is.
     fn call(&mut self, target: u16, ret: u16) -> Step {
@@ -1329,6 +1327,8 @@ impl<'a, 'c> Translator<'a, 'c> {
         }
     }
 
+    /// An unconditional transfer to a constant address: translation goes on there if it can,
+    /// else the block ends.
     fn jump(&mut self, target: u16) -> Step {
         if self.follow(target) {
             Step::Next
