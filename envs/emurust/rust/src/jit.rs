@@ -80,6 +80,10 @@ struct Block {
     /// polling loop (on the path that takes no branch): the block may run when that moment is
     /// before the frame loop's next look (the block tests its later parts itself).
     last_start: u64,
+    /// Compiled for SP in `translate::STACK_WINDOW` (where it was when the block was first
+    /// reached: the stack was in work RAM), and runs only with SP there; otherwise the
+    /// interpreter runs its code.
+    stack_in_wram: bool,
 }
 
 /// Table entries: not compiled yet, nothing to compile there (the first instruction is one the
@@ -239,7 +243,7 @@ impl Jit {
                 let Some(offset) = bus.jit_code_offset(cpu.pc) else {
                     return ran;
                 };
-                let Some(block) = self.block_at(offset) else {
+                let Some(block) = self.block_at(offset, cpu.sp) else {
                     return ran;
                 };
                 (block, 0)
@@ -247,14 +251,16 @@ impl Jit {
                 let Some(index) = bus.jit_ram_index(cpu.pc) else {
                     return ran;
                 };
-                let Some(ram_block) = self.ram_block_at(bus.jit_wram(), index) else {
+                let Some(ram_block) = self.ram_block_at(bus.jit_wram(), index, cpu.sp) else {
                     return ran;
                 };
                 (&ram_block.block, ram_block.end as u64)
             };
             let start = bus.cycles;
             let attention_at = bus.jit_attention_at();
-            if start + block.last_start >= attention_at {
+            if start + block.last_start >= attention_at
+                || block.stack_in_wram && !translate::STACK_WINDOW.contains(&cpu.sp)
+            {
                 return ran;
             }
             let run = block.run;
@@ -279,8 +285,10 @@ impl Jit {
             // pointers come from the exclusive borrows
             // above (not used again until it returns); it reads and writes work and high RAM
             // through `wram` and `hram` only where `Bus::read`/`Bus::write` would
-            // (`translate::Translator::access`), at indices below 0x2000 and 0x80. Its code stays
-            // mapped while `self.shared` lives.
+            // (`translate::Translator::access`), at indices below 0x2000 and 0x80, and through
+            // `bus` reads a `u8` and writes a `u64`, fields of those types at the `Bus` offsets
+            // that `Bus::jit_lcd_register_read` gives (`Translator::read_constant`). Its code
+            // stays mapped while `self.shared` lives.
             unsafe { run(&mut context) };
             bus.jit_block_ran(context.cycles, context.instr_start, context.opcode as u8);
             self.blocks_run += 1;
@@ -304,8 +312,9 @@ impl Jit {
         Arc::ptr_eq(&self.shared, &other.shared)
     }
 
+    /// The block at `offset`, compiled the 16th time it is reached untried (SP is `sp` then).
     #[inline(always)]
-    fn block_at(&self, offset: usize) -> Option<&Block> {
+    fn block_at(&self, offset: usize, sp: u16) -> Option<&Block> {
         match self.shared.table[offset].load(Ordering::Acquire) {
             UNTRIED => {
                 let reached = &self.shared.reached[offset];
@@ -314,7 +323,7 @@ impl Jit {
                     reached.store(times + 1, Ordering::Relaxed);
                     return None;
                 }
-                self.compile(offset)
+                self.compile(offset, sp)
             }
             NO_BLOCK => None,
             // SAFETY: a pointer stored in the table is to a boxed block in `compiler.blocks`,
@@ -327,7 +336,7 @@ impl Jit {
     /// compiled from the bytes `wram` holds there now; compiles one the 16th time the index is
     /// reached untried or with other bytes.
     #[inline(always)]
-    fn ram_block_at(&self, wram: &[u8], index: usize) -> Option<&RamBlock> {
+    fn ram_block_at(&self, wram: &[u8], index: usize, sp: u16) -> Option<&RamBlock> {
         let shared = &*self.shared;
         match shared.ram_table[index].load(Ordering::Acquire) {
             NO_BLOCK => None,
@@ -346,14 +355,14 @@ impl Jit {
                     reached.store(times + 1, Ordering::Relaxed);
                     return None;
                 }
-                self.compile_in_ram(wram, index)
+                self.compile_in_ram(wram, index, sp)
             }
         }
     }
 
     #[cold]
     #[inline(never)]
-    fn compile_in_ram(&self, wram: &[u8], index: usize) -> Option<&RamBlock> {
+    fn compile_in_ram(&self, wram: &[u8], index: usize, sp: u16) -> Option<&RamBlock> {
         let shared = &*self.shared;
         let mut compiler = shared.compiler.lock().unwrap_or_else(|e| e.into_inner());
         shared.ram_reached[index].store(0, Ordering::Relaxed);
@@ -376,7 +385,7 @@ impl Jit {
             compiled.store(compiled.load(Ordering::Relaxed) + 1, Ordering::Relaxed);
             // As in `compile`: a panic inside Cranelift leaves the code to the interpreter.
             let made = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                compiler.compile_in_ram(wram, index)
+                compiler.compile_in_ram(wram, index, sp)
             }));
             made.unwrap_or_else(|_| {
                 compiler.unavailable = true;
@@ -396,7 +405,7 @@ impl Jit {
 
     #[cold]
     #[inline(never)]
-    fn compile(&self, offset: usize) -> Option<&Block> {
+    fn compile(&self, offset: usize, sp: u16) -> Option<&Block> {
         let shared = &*self.shared;
         let mut compiler = shared.compiler.lock().unwrap_or_else(|e| e.into_inner());
         // Another emulator of this ROM may have compiled it meanwhile.
@@ -408,7 +417,7 @@ impl Jit {
             // code is left to the interpreter, this block and every later one (the module may be
             // half updated).
             let compiled = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                compiler.compile(&shared.rom, offset)
+                compiler.compile(&shared.rom, offset, sp)
             }));
             let address = compiled.unwrap_or_else(|_| {
                 compiler.unavailable = true;
@@ -463,35 +472,49 @@ impl Compiler {
         self.module.as_mut()
     }
 
-    /// Compiles the block at `offset` of `rom`; its table entry.
-    fn compile(&mut self, rom: &[u8], offset: usize) -> usize {
+    /// Compiles the block at `offset` of `rom`, for the stack in work RAM if SP (`sp`) is in
+    /// `translate::STACK_WINDOW`; its table entry.
+    fn compile(&mut self, rom: &[u8], offset: usize, sp: u16) -> usize {
         let name = format!("block_{offset:x}");
         let Some(module) = self.module(&name) else {
             return NO_BLOCK;
         };
-        let Some((run, last_start)) = translate::compile_block(module, &name, rom, offset) else {
+        let stack_in_wram = translate::STACK_WINDOW.contains(&sp);
+        let Some((run, last_start)) =
+            translate::compile_block(module, &name, rom, offset, stack_in_wram)
+        else {
             return NO_BLOCK;
         };
-        let block = Box::new(Block { run, last_start });
+        let block = Box::new(Block {
+            run,
+            last_start,
+            stack_in_wram,
+        });
         let address = &*block as *const Block as usize;
         self.blocks.push(block);
         address
     }
 
-    /// Compiles the block of the code in work RAM at `index` as `wram` holds it now; its table
-    /// entry.
-    fn compile_in_ram(&mut self, wram: &[u8], index: usize) -> usize {
+    /// Compiles the block of the code in work RAM at `index` as `wram` holds it now (for the
+    /// stack in work RAM as `compile`); its table entry.
+    fn compile_in_ram(&mut self, wram: &[u8], index: usize, sp: u16) -> usize {
         // The same index may be compiled again (other bytes): every function needs its own name.
         let name = format!("ram_{:x}_{}", 0xC000 + index, self.ram_blocks.len());
         let Some(module) = self.module(&name) else {
             return NO_BLOCK;
         };
-        let Some((run, last_start, end)) = translate::compile_ram_block(module, &name, wram, index)
+        let stack_in_wram = translate::STACK_WINDOW.contains(&sp);
+        let Some((run, last_start, end)) =
+            translate::compile_ram_block(module, &name, wram, index, stack_in_wram)
         else {
             return NO_BLOCK;
         };
         let ram_block = Box::new(RamBlock {
-            block: Block { run, last_start },
+            block: Block {
+                run,
+                last_start,
+                stack_in_wram,
+            },
             bytes: wram[index..end].into(),
             end,
         });

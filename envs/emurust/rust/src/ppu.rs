@@ -833,6 +833,24 @@ impl Ppu {
         }
     }
 
+    /// Where in a `Ppu` the register at `addr` is kept, for the registers only the CPU changes
+    /// (LCDC, SCY, SCX, LYC, BGP, OBP0, OBP1, WY, WX), which `read_register` returns as they are
+    /// stored; `None` for the others.
+    pub(crate) fn cpu_register_offset(addr: u16) -> Option<usize> {
+        Some(match addr {
+            0xFF40 => std::mem::offset_of!(Ppu, lcdc),
+            0xFF42 => std::mem::offset_of!(Ppu, scy),
+            0xFF43 => std::mem::offset_of!(Ppu, scx),
+            0xFF45 => std::mem::offset_of!(Ppu, lyc),
+            0xFF47 => std::mem::offset_of!(Ppu, bgp),
+            0xFF48 => std::mem::offset_of!(Ppu, obp0),
+            0xFF49 => std::mem::offset_of!(Ppu, obp1),
+            0xFF4A => std::mem::offset_of!(Ppu, wy),
+            0xFF4B => std::mem::offset_of!(Ppu, wx),
+            _ => return None,
+        })
+    }
+
     pub fn write_register(&mut self, addr: u16, value: u8, interrupt_flags: &mut u8) {
         match addr {
             0xFF40 => {

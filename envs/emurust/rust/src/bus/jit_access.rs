@@ -2,8 +2,22 @@
 //! frame loop's next look, and the accesses of the instructions they run, each made at the bus
 //! cycle the interpreter's `PlainStep` would make it.
 
-use super::Bus;
+use std::mem::offset_of;
+
+use super::{pyboy_read_offsets, Bus};
 use crate::cpu::{Cpu, CpuBus};
+use crate::ppu::Ppu;
+
+/// How a block reads an LCD register that only the CPU changes (`Bus::jit_lcd_register_read`):
+/// in place, with nothing else to do but note PyBoy's moment of the access.
+pub(crate) struct LcdRegisterRead {
+    /// Where in the `Bus` the register is (a byte).
+    pub(crate) value_at: usize,
+    /// Where in the `Bus` PyBoy's moment of the last access to the LCD registers is noted (a
+    /// `u64`, bus cycles), and that moment, in T-cycles after the instruction's start.
+    pub(crate) access_noted_at: usize,
+    pub(crate) access_after_start: u64,
+}
 
 impl Bus {
     /// Where in the ROM image the instruction at `pc` is, if a compiled block may run from it now:
@@ -23,6 +37,26 @@ impl Bus {
             return None;
         }
         Some(offset)
+    }
+
+    /// A block's read of `addr` by an instruction with `opcode`, made `elapsed` T-cycles after
+    /// the instruction's start, when it can be made in place: `addr` is a register only the CPU
+    /// changes (LCDC, SCY, SCX, LYC, BGP, OBP0, OBP1, WY, WX: `Ppu::cpu_register_offset`), which
+    /// `read_io` returns as stored and whose read only notes PyBoy's moment of the access
+    /// (`pyboy_lcd_access_at`, its lag from `pyboy_read_offsets`). Blocks run in the PyBoy timing
+    /// only (`jit_code_offset`) and without OAM DMA (`read` would see the DMA's bus).
+    pub(crate) fn jit_lcd_register_read(
+        addr: u16,
+        opcode: u8,
+        elapsed: u64,
+    ) -> Option<LcdRegisterRead> {
+        let register_at = Ppu::cpu_register_offset(addr)?;
+        let lag = elapsed.saturating_sub(pyboy_read_offsets(opcode, elapsed).0);
+        Some(LcdRegisterRead {
+            value_at: offset_of!(Bus, ppu) + register_at,
+            access_noted_at: offset_of!(Bus, pyboy_lcd_access_at),
+            access_after_start: elapsed - lag,
+        })
     }
 
     /// Where in work RAM the instruction at `pc` is, if a compiled block may run from it now: as

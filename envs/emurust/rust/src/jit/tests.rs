@@ -29,6 +29,13 @@ fn assert_same_frames(rom: &[u8], frames: u32, case: &str) -> (u64, String) {
         }
         compiled.run_frame();
         interpreted.run_frame();
+        // Not in the state, but it decides where PyBoy ends the frame after the LCD is
+        // switched on (`GameBoy::pyboy_ends_frame_one_step_later`).
+        assert_eq!(
+            compiled.bus.pyboy_lcd_access_at(),
+            interpreted.bus.pyboy_lcd_access_at(),
+            "{case}, frame {frame}: PyBoy's moment of the last LCD register access"
+        );
         let (a, b) = (compiled.save_state(), interpreted.save_state());
         if a != b {
             let at = a.iter().zip(&b).position(|(x, y)| x != y);
@@ -170,6 +177,134 @@ fn returns_to_a_followed_call_run_as_interpreted() {
     assert!(
         blocks < 6 * rounds,
         "{blocks} blocks ran in {rounds} rounds: returns to a call do not go on in the block"
+    );
+}
+
+/// Stack accesses made in place at known offsets from a block's starting SP
+/// (`Translator::stack_access`), at the edges of what that allows: a routine called with SP at
+/// each end of `translate::STACK_WINDOW` and just outside it, in high RAM and elsewhere in work
+/// RAM, which pushes, pops and reads and writes through `LD HL,SP+e` at 0x100 bytes from its
+/// starting SP (in place) and at 0x101 and 0x102 (through the bus: OAM, cartridge space), moves
+/// SP with `ADD SP,e`, `LD SP,HL`, `INC SP` and `DEC SP`, and calls and returns conditionally.
+/// Two copies of it, one compiled while SP was in the window and one while it was not, each
+/// then called with every SP; every frame ends as it does interpreted.
+#[test]
+fn stack_accesses_at_the_window_edges_run_as_interpreted() {
+    #[rustfmt::skip]
+    let routine = [
+        0xC5,             // PUSH BC          S-2 (S: SP on entry, the return address there)
+        0xF8, 0x02,       // LD HL,SP+2       HL = S
+        0x2A,             // LD A,(HL+)
+        0x82, 0x57,       // ADD A,D; LD D,A  D sums what the routine reads
+        0x3A,             // LD A,(HL-)
+        0x82, 0x57,       // ADD A,D; LD D,A
+        0xCC, 0x00, 0x42, // CALL Z,0x4200    (RET there; seldom taken, SP as before if not)
+        0xE8, 0x7F,       // ADD SP,0x7F
+        0xE8, 0x7F,       // ADD SP,0x7F      S+0xFC
+        0x33, 0x33,       // INC SP x2        S+0xFE
+        0xF1,             // POP AF           S+0xFE and S+0xFF
+        0x82, 0x57,       // ADD A,D; LD D,A
+        0xF8, 0xFF,       // LD HL,SP-1       S+0xFF
+        0x22,             // LD (HL+),A
+        0x77,             // LD (HL),A        S+0x100: in place
+        0x23,             // INC HL
+        0x86,             // ADD A,(HL)       S+0x101: through the bus
+        0x77,             // LD (HL),A
+        0xC1,             // POP BC           S+0x100 and S+0x101
+        0x78, 0x82, 0x57, // LD A,B; ADD A,D; LD D,A
+        0xE8, 0x80,       // ADD SP,-0x80
+        0xE8, 0x80,       // ADD SP,-0x80
+        0xE8, 0x80,       // ADD SP,-0x80
+        0xE8, 0x84,       // ADD SP,-0x7C     S-0xFA
+        0x3B, 0x3B,       // DEC SP x2        S-0xFC
+        0xC5, 0xC5, 0xC5, // PUSH BC x3       down to S-0x100 in place, then S-0x101 and S-0x102
+        0xF1, 0xF1,       // POP AF x2
+        0x82, 0x57,       // ADD A,D; LD D,A
+        0xE8, 0x7F,       // ADD SP,0x7F
+        0xE8, 0x7D,       // ADD SP,0x7D      S-2
+        0xF8, 0x00,       // LD HL,SP+0
+        0xF9,             // LD SP,HL
+        0x3B, 0x3B,       // DEC SP x2
+        0xE5, 0xE1,       // PUSH HL; POP HL  S-5 and S-6
+        0x33, 0x33,       // INC SP x2        S-2
+        0xC1,             // POP BC           S
+        0xC0,             // RET NZ
+        0xC9,             // RET
+    ];
+    // The SP tables, pages 2 and 3, each the routine at 0x4000's 8 SPs then 0x4100's: in the
+    // first 32 rounds (while both are compiled) 0x4000 is called with SP in the window and
+    // 0x4100 with SP outside it, then each with every SP.
+    #[rustfmt::skip]
+    let code = [
+        0xF3,             // 0x150 DI
+        0x0E, 0x00,       // LD C,0           the round
+        0x16, 0x00,       // LD D,0
+        0x79,             // 0x155 loop: LD A,C
+        0xFE, 0x20,       // CP 32
+        0x3E, 0x02,       // LD A,2           page 2 in the first 32 rounds,
+        0x38, 0x01,       // JR C,+1
+        0x3C,             // INC A            page 3 after them
+        0x5F,             // LD E,A
+        0x79,             // LD A,C
+        0xE6, 0x07,       // AND 7
+        0x87, 0x6F,       // ADD A,A; LD L,A
+        0x63,             // LD H,E
+        0x2A, 0x66, 0x6F, // LD A,(HL+); LD H,(HL); LD L,A
+        0xF9,             // LD SP,HL
+        0xCD, 0x00, 0x40, // CALL 0x4000      (a block of its own: another half)
+        0x79,             // LD A,C
+        0xE6, 0x07,       // AND 7
+        0x87,             // ADD A,A
+        0xC6, 0x10,       // ADD A,16         0x4100's half of the page
+        0x6F, 0x63,       // LD L,A; LD H,E
+        0x2A, 0x66, 0x6F, // LD A,(HL+); LD H,(HL); LD L,A
+        0xF9,             // LD SP,HL
+        0xCD, 0x00, 0x41, // CALL 0x4100
+        0x0C,             // INC C
+        0x18, 0xD8,       // JR loop
+    ];
+    // SP in the routine (a table holds it before the CALL, 2 more).
+    let every: [u16; 8] = [
+        0xDFF0, 0xC100, 0xFCFF, 0xC0FF, 0xFD00, 0xFFFC, 0xC180, 0xFC80,
+    ];
+    let inside = [
+        0xDFF0, 0xC100, 0xFCFF, 0xC180, 0xFC80, 0xD000, 0xC100, 0xFCFF,
+    ];
+    let outside = [
+        0xC0FF, 0xFD00, 0xFFFC, 0xC0FF, 0xFD00, 0xFFFC, 0xC0FF, 0xFD00,
+    ];
+    let mut rom = vec![0u8; 0x8000];
+    let rotated: Vec<u16> = every.iter().cycle().skip(4).take(8).copied().collect();
+    let pages = [
+        (0x200, inside, outside),
+        (0x300, every, rotated.try_into().unwrap()),
+    ];
+    for (page, first, second) in pages {
+        for (i, sp) in first.iter().chain(&second).enumerate() {
+            rom[page + 2 * i..][..2].copy_from_slice(&(sp + 2).to_le_bytes());
+        }
+    }
+    rom[0x4000..0x4000 + routine.len()].copy_from_slice(&routine);
+    rom[0x4100..0x4100 + routine.len()].copy_from_slice(&routine);
+    rom[0x4200] = 0xC9;
+    let rom = with_code_at_0x150(rom, &code);
+    let (blocks, _) = assert_same_frames(&rom, 60, "stack accesses");
+    assert!(blocks > 60 * 100, "only {blocks} compiled blocks ran");
+    let mut gb = GameBoy::with_power_on(rom, PowerOn::PyBoy).unwrap();
+    for _ in 0..60 {
+        gb.run_frame();
+    }
+    let jit = gb.jit().unwrap();
+    let stack_in_wram = |offset| jit.block_at(offset, 0).map(|block| block.stack_in_wram);
+    assert_eq!(
+        stack_in_wram(0x4000),
+        Some(true),
+        "0x4000 compiled for the window"
+    );
+    assert_eq!(
+        stack_in_wram(0x4100),
+        Some(false),
+        "0x4100 compiled for any stack"
     );
 }
 
@@ -670,13 +805,14 @@ fn a_panic_while_compiling_leaves_the_code_to_the_interpreter() {
     assert!(holder.jit().unwrap().compiler().unavailable);
 }
 
-/// Compiles the block at `offset` of `rom` on its own compiler (not the process's shared one).
+/// Compiles the block at `offset` of `rom` on its own compiler (not the process's shared one),
+/// for any stack (SP in high RAM, outside `translate::STACK_WINDOW`).
 fn compile_alone<'c>(
     compiler: &'c mut super::Compiler,
     rom: &[u8],
     offset: usize,
 ) -> &'c super::Block {
-    let address = compiler.compile(rom, offset);
+    let address = compiler.compile(rom, offset, 0xFFFE);
     assert_ne!(address, super::NO_BLOCK, "nothing compiled at {offset:#x}");
     // SAFETY: as in `Jit::block_at`: the block is owned by `compiler`, which the returned
     // borrow keeps alive.

@@ -13,6 +13,7 @@ use cranelift_jit::JITModule;
 use cranelift_module::Module;
 
 use super::{poll_callback, read_callback, write_callback, BlockContext, BlockFn, POLL_FINISHED};
+use crate::bus::Bus;
 use crate::cpu::{closes_polling_loop, Cpu, FLAG_C, FLAG_H, FLAG_N, FLAG_Z};
 
 /// Longest block, in instructions (blocks end earlier at a control transfer). 128 holds several
@@ -23,6 +24,12 @@ pub(super) const MAX_INSTRUCTIONS: usize = 128;
 /// The same for a block of work RAM: code there is rewritten and compiled again (blargg's
 /// cpu_instrs), and blocks of 128 instructions made its first 200 calls some 15% slower.
 const MAX_INSTRUCTIONS_IN_RAM: usize = 64;
+
+/// The stack pointers with which a block compiled for the stack in work RAM may run
+/// (`Translator::stack_in_wram`): every address within `STACK_REACH` of such a pointer is in
+/// work RAM or its echo (0xC000-0xFDFF), which blocks read and write in place.
+pub(super) const STACK_WINDOW: std::ops::Range<u16> = 0xC100..0xFD00;
+const STACK_REACH: i32 = 0x100;
 
 /// T-cycles after which a run of instructions is cut into another segment (`split_segment`).
 const SEGMENT_CYCLES: u64 = 64;
@@ -71,6 +78,7 @@ pub(super) fn compile_block(
     name: &str,
     rom: &[u8],
     offset: usize,
+    stack_in_wram: bool,
 ) -> Option<(BlockFn, u64)> {
     // The block stays in the 16 KiB bank holding `offset` (the CPU sees one bank at a time in
     // each half of the ROM space, and none can switch during a block). It follows jumps and
@@ -80,8 +88,16 @@ pub(super) fn compile_block(
     // Where the CPU sees it: 0x0000-0x3FFF for bank 0's offsets, 0x4000-0x7FFF otherwise (a
     // block is only looked up where the CPU fetches it, so the half is the one it came from).
     let half = if offset < 0x4000 { 0x0000 } else { 0x4000 };
-    compile(module, name, code, half, offset & 0x3FFF, false)
-        .map(|(run, last_start, _)| (run, last_start))
+    compile(
+        module,
+        name,
+        code,
+        half,
+        offset & 0x3FFF,
+        false,
+        stack_in_wram,
+    )
+    .map(|(run, last_start, _)| (run, last_start))
 }
 
 /// Compiles the block starting at `wram[index]`, code in work RAM (0xC000 + `index`, as the
@@ -95,10 +111,13 @@ pub(super) fn compile_ram_block(
     name: &str,
     wram: &[u8],
     index: usize,
+    stack_in_wram: bool,
 ) -> Option<(BlockFn, u64, usize)> {
-    compile(module, name, wram, 0xC000, index, true)
+    compile(module, name, wram, 0xC000, index, true, stack_in_wram)
 }
 
+/// `stack_in_wram`: the block may only run with SP in `STACK_WINDOW`
+/// (`Translator::stack_in_wram`).
 fn compile(
     module: &mut JITModule,
     name: &str,
@@ -106,6 +125,7 @@ fn compile(
     half: u16,
     start_pos: usize,
     in_ram: bool,
+    stack_in_wram: bool,
 ) -> Option<(BlockFn, u64, usize)> {
     let pointer = module.target_config().pointer_type();
     let mut ctx = module.make_context();
@@ -148,6 +168,8 @@ fn compile(
         };
         let mut t = Translator::new(builder, pointer, signatures, code, half, start_pos);
         t.in_ram = in_ram;
+        t.stack_in_wram = stack_in_wram;
+        t.sp_offset = stack_in_wram.then_some(0);
         let count = t.translate();
         if count == 0 {
             t.b.ins().return_(&[]);
@@ -237,6 +259,14 @@ struct Translator<'a, 'c> {
     /// The return addresses of the calls followed so far, innermost last: a return to the
     /// innermost one goes on in the block (`return_to`).
     returns: Vec<u16>,
+    /// The block runs only with SP in `STACK_WINDOW` when it starts. Then while SP, or HL, is
+    /// that SP plus a known offset (`sp_offset`, `hl_offset`: pushes, pops, calls and returns,
+    /// `LD HL,SP+e`, increments), an access there within `STACK_REACH` is to work RAM and made
+    /// in place without testing the address (`stack_access`): compiled C keeps its locals and
+    /// arguments on the stack.
+    stack_in_wram: bool,
+    sp_offset: Option<i32>,
+    hl_offset: Option<i32>,
 }
 
 /// The test that lets a segment of a block run (`Translator::fill_segment_checks`).
@@ -357,6 +387,9 @@ impl<'a, 'c> Translator<'a, 'c> {
             code_start: start_pos,
             high_water: start_pos,
             returns: Vec::new(),
+            stack_in_wram: false,
+            sp_offset: None,
+            hl_offset: None,
         }
     }
 
@@ -365,9 +398,16 @@ impl<'a, 'c> Translator<'a, 'c> {
     fn get(&mut self, slot: usize) -> Value {
         self.b.use_var(self.regs[slot])
     }
+    /// Sets a register; SP's or HL's known offset from the block's starting SP is forgotten
+    /// (the instructions that keep it set it again after this).
     fn set(&mut self, slot: usize, value: Value) {
         self.b.def_var(self.regs[slot], value);
         self.written |= 1 << slot;
+        match slot {
+            SP => self.sp_offset = None,
+            H | L => self.hl_offset = None,
+            _ => {}
+        }
     }
     fn konst(&mut self, v: i64) -> Value {
         self.b.ins().iconst(types::I32, v)
@@ -598,6 +638,72 @@ impl<'a, 'c> Translator<'a, 'c> {
         self.tick();
         self.access(addr, None)
     }
+    /// `read` of `addr`, which is the block's starting SP plus `offset` when that is known.
+    fn read_stack(&mut self, addr: Value, offset: Option<i32>) -> Value {
+        self.tick();
+        self.stack_access(addr, None, offset)
+    }
+    fn write_stack(&mut self, addr: Value, value: Value, offset: Option<i32>) {
+        self.tick();
+        self.stack_access(addr, Some(value), offset);
+    }
+    /// `access`, in place in work RAM without testing `addr` when it is the block's starting SP
+    /// plus a known `offset` within `STACK_REACH` (so in work RAM: `STACK_WINDOW`), and no access
+    /// of this instruction may have asked for a look (after one that did, the rest take the
+    /// tested path: `in_place_region`).
+    fn stack_access(&mut self, addr: Value, value: Option<Value>, offset: Option<i32>) -> Value {
+        let known = self.stack_in_wram
+            && self.look.is_none()
+            && offset.is_some_and(|o| (-STACK_REACH..=STACK_REACH).contains(&o));
+        if !known {
+            return self.access(addr, value);
+        }
+        let flags = MemFlagsData::trusted();
+        let at = self.in_place_address(addr, Region::Wram);
+        match value {
+            Some(v) => {
+                self.b.ins().istore8(flags, v, at, 0);
+                if self.in_ram {
+                    let look = self.writes_own_code(addr);
+                    self.note_look(look);
+                }
+                self.konst(0)
+            }
+            None => self.b.ins().uload8(types::I32, flags, at, 0),
+        }
+    }
+    /// `read` of a constant address; in place when it is an LCD register that only the CPU
+    /// changes (`Bus::jit_lcd_register_read`), noting PyBoy's moment of the access as the bus
+    /// would: 2048's tile routine reads LCDC twice a tile.
+    fn read_constant(&mut self, addr: u16) -> Value {
+        self.tick();
+        let elapsed = self.t - self.instr_start;
+        let place = Bus::jit_lcd_register_read(addr, self.opcode, elapsed);
+        match place {
+            Some(place) if self.look.is_none() => {
+                let flags = MemFlagsData::trusted();
+                let bus = self.b.ins().load(
+                    self.pointer,
+                    flags,
+                    self.context,
+                    offset_of!(BlockContext, bus) as i32,
+                );
+                let value = self
+                    .b
+                    .ins()
+                    .uload8(types::I32, flags, bus, place.value_at as i32);
+                let access_at = self.at(self.instr_start + place.access_after_start);
+                self.b
+                    .ins()
+                    .store(flags, access_at, bus, place.access_noted_at as i32);
+                value
+            }
+            _ => {
+                let addr = self.konst(addr as i64);
+                self.access(addr, None)
+            }
+        }
+    }
     fn write(&mut self, addr: Value, value: Value) {
         self.tick();
         self.access(addr, Some(value));
@@ -607,7 +713,7 @@ impl<'a, 'c> Translator<'a, 'c> {
             Some(slot) => self.get(slot),
             None => {
                 let hl = self.hl();
-                self.read(hl)
+                self.read_stack(hl, self.hl_offset)
             }
         }
     }
@@ -616,32 +722,38 @@ impl<'a, 'c> Translator<'a, 'c> {
             Some(slot) => self.set(slot, value),
             None => {
                 let hl = self.hl();
-                self.write(hl, value)
+                self.write_stack(hl, value, self.hl_offset)
             }
         }
     }
     fn push16(&mut self, value: Value) {
+        let offset = self.sp_offset;
+        let moved = |by: i32| offset.map(|o| o + by);
         let sp = self.get(SP);
         let sp = self.b.ins().iadd_imm_s(sp, -1);
         let sp = self.mask16(sp);
         self.set(SP, sp);
         let high = self.b.ins().ushr_imm_s(value, 8);
-        self.write(sp, high);
+        self.write_stack(sp, high, moved(-1));
         let sp = self.b.ins().iadd_imm_s(sp, -1);
         let sp = self.mask16(sp);
         self.set(SP, sp);
         let low = self.mask8(value);
-        self.write(sp, low);
+        self.write_stack(sp, low, moved(-2));
+        self.sp_offset = moved(-2);
     }
     fn pop16(&mut self) -> Value {
+        let offset = self.sp_offset;
+        let moved = |by: i32| offset.map(|o| o + by);
         let sp = self.get(SP);
-        let low = self.read(sp);
+        let low = self.read_stack(sp, offset);
         let sp = self.b.ins().iadd_imm_s(sp, 1);
         let sp = self.mask16(sp);
-        let high = self.read(sp);
+        let high = self.read_stack(sp, moved(1));
         let sp = self.b.ins().iadd_imm_s(sp, 1);
         let sp = self.mask16(sp);
         self.set(SP, sp);
+        self.sp_offset = moved(2);
         let high = self.b.ins().ishl_imm_s(high, 8);
         self.b.ins().bor(high, low)
     }
@@ -698,8 +810,10 @@ impl<'a, 'c> Translator<'a, 'c> {
         self.b.ins().brif(condition, taken_block, &[], go_on, &[]);
         self.b.switch_to_block(taken_block);
         let (t, written, look) = (self.t, self.written, self.look);
+        let (sp_offset, hl_offset) = (self.sp_offset, self.hl_offset);
         taken(self);
         (self.t, self.written, self.look) = (t, written, look);
+        (self.sp_offset, self.hl_offset) = (sp_offset, hl_offset);
         self.b.switch_to_block(go_on);
     }
     /// After an instruction: leave if one of its accesses asked the frame loop to look.
@@ -1038,13 +1152,17 @@ impl<'a, 'c> Translator<'a, 'c> {
                 self.set_pair(op >> 4, v);
             }
             0x03 | 0x13 | 0x23 | 0x33 | 0x0B | 0x1B | 0x2B | 0x3B => {
+                let by = if op & 0x08 == 0 { 1 } else { -1 };
+                let (sp_offset, hl_offset) = (self.sp_offset, self.hl_offset);
                 let v = self.pair(op >> 4);
-                let r = self
-                    .b
-                    .ins()
-                    .iadd_imm_s(v, if op & 0x08 == 0 { 1 } else { -1 });
+                let r = self.b.ins().iadd_imm_s(v, by as i64);
                 let r = self.mask16(r);
                 self.set_pair(op >> 4, r);
+                match op >> 4 {
+                    2 => self.hl_offset = hl_offset.map(|o| o + by),
+                    3 => self.sp_offset = sp_offset.map(|o| o + by),
+                    _ => {}
+                }
                 self.tick();
             }
             0x09 | 0x19 | 0x29 | 0x39 => {
@@ -1068,12 +1186,15 @@ impl<'a, 'c> Translator<'a, 'c> {
                 self.write(addr, a);
             }
             0x22 | 0x32 => {
+                let by = if op == 0x22 { 1 } else { -1 };
+                let hl_offset = self.hl_offset;
                 let hl = self.hl();
                 let a = self.get(A);
-                self.write(hl, a);
-                let r = self.b.ins().iadd_imm_s(hl, if op == 0x22 { 1 } else { -1 });
+                self.write_stack(hl, a, hl_offset);
+                let r = self.b.ins().iadd_imm_s(hl, by as i64);
                 let r = self.mask16(r);
                 self.set_pair(2, r);
+                self.hl_offset = hl_offset.map(|o| o + by);
             }
             0x0A | 0x1A => {
                 let addr = self.pair(op >> 4);
@@ -1081,12 +1202,15 @@ impl<'a, 'c> Translator<'a, 'c> {
                 self.set(A, v);
             }
             0x2A | 0x3A => {
+                let by = if op == 0x2A { 1 } else { -1 };
+                let hl_offset = self.hl_offset;
                 let hl = self.hl();
-                let v = self.read(hl);
+                let v = self.read_stack(hl, hl_offset);
                 self.set(A, v);
-                let r = self.b.ins().iadd_imm_s(hl, if op == 0x2A { 1 } else { -1 });
+                let r = self.b.ins().iadd_imm_s(hl, by as i64);
                 let r = self.mask16(r);
                 self.set_pair(2, r);
+                self.hl_offset = hl_offset.map(|o| o + by);
             }
             0x08 => {
                 let lo = self.fetch()? as i64;
@@ -1240,8 +1364,7 @@ impl<'a, 'c> Translator<'a, 'c> {
             }
             0xF0 => {
                 let n = self.fetch()?;
-                let addr = self.konst(0xFF00 | n as i64);
-                let v = self.read(addr);
+                let v = self.read_constant(0xFF00 | n as u16);
                 self.set(A, v);
             }
             0xE2 | 0xF2 => {
@@ -1258,12 +1381,12 @@ impl<'a, 'c> Translator<'a, 'c> {
             0xEA | 0xFA => {
                 let lo = self.fetch()? as i64;
                 let hi = self.fetch()? as i64;
-                let addr = self.konst(hi << 8 | lo);
                 if op == 0xEA {
+                    let addr = self.konst(hi << 8 | lo);
                     let a = self.get(A);
                     self.write(addr, a);
                 } else {
-                    let v = self.read(addr);
+                    let v = self.read_constant((hi << 8 | lo) as u16);
                     self.set(A, v);
                 }
             }
@@ -1279,18 +1402,22 @@ impl<'a, 'c> Translator<'a, 'c> {
                 self.set_flags(Bit::Known(false), Bit::Known(false), h, c);
                 let r = self.b.ins().iadd_imm_s(sp, offset as i64);
                 let r = self.mask16(r);
+                let moved = self.sp_offset.map(|o| o + offset as i16 as i32);
                 if op == 0xE8 {
                     self.set(SP, r);
+                    self.sp_offset = moved;
                     self.tick();
                     self.tick();
                 } else {
                     self.set_pair(2, r);
+                    self.hl_offset = moved;
                     self.tick();
                 }
             }
             0xF9 => {
                 let hl = self.hl();
                 self.set(SP, hl);
+                self.sp_offset = self.hl_offset;
                 self.tick();
             }
             _ => unreachable!("opcode {op:02X} is not translated (`supported`)"),
