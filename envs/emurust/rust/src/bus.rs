@@ -534,7 +534,7 @@ impl Bus {
             0xFF40..=0xFF4B if self.pyboy => {
                 let lag = self.pyboy_lag(self.pyboy_read_offsets().0);
                 // Compiled blocks read the registers only the CPU changes in place, noting this
-                // moment as `pyboy_lcd_register_read` says.
+                // moment as `jit_lcd_register_read` says.
                 self.pyboy_lcd_access_at = self.cycles - lag;
                 match addr {
                     0xFF46 => self.dma.register,

@@ -80,9 +80,9 @@ struct Block {
     /// polling loop (on the path that takes no branch): the block may run when that moment is
     /// before the frame loop's next look (the block tests its later parts itself).
     last_start: u64,
-    /// Compiled for SP in `translate::STACK_WINDOW` (where it was when the block was first
-    /// reached: the stack was in work RAM), and runs only with SP there; otherwise the
-    /// interpreter runs its code.
+    /// Compiled for SP in `translate::STACK_WINDOW` (where it was when the block was compiled:
+    /// the stack was in work RAM), and runs only with SP there; otherwise the interpreter runs
+    /// its code.
     stack_in_wram: bool,
 }
 
