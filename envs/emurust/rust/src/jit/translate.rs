@@ -546,10 +546,30 @@ impl<'a, 'c> Translator<'a, 'c> {
         let index = self.b.ins().uextend(self.pointer, index);
         self.b.ins().iadd(base, index)
     }
+    /// The access itself, once `addr` is known to be in `region`: a store of `value`, or a load
+    /// when `None`. Returns (the value loaded, if a load; whether a store landed in this block's
+    /// own code, if it is a block in work RAM storing there: `writes_own_code`).
+    fn in_place(
+        &mut self,
+        addr: Value,
+        region: Region,
+        value: Option<Value>,
+    ) -> (Option<Value>, Option<Value>) {
+        let flags = MemFlagsData::trusted();
+        let at = self.in_place_address(addr, region);
+        match value {
+            Some(v) => {
+                self.b.ins().istore8(flags, v, at, 0);
+                let own_code =
+                    (self.in_ram && region == Region::Wram).then(|| self.writes_own_code(addr));
+                (None, own_code)
+            }
+            None => (Some(self.b.ins().uload8(types::I32, flags, at, 0)), None),
+        }
+    }
     /// An access: in place when `addr` is in work or high RAM, else through the bus. `value`
     /// is written, or read when `None`; returns the value read.
     fn access(&mut self, addr: Value, value: Option<Value>) -> Value {
-        let flags = MemFlagsData::trusted();
         let wram_block = self.b.create_block();
         let not_wram = self.b.create_block();
         let hram_block = self.b.create_block();
@@ -567,18 +587,8 @@ impl<'a, 'c> Translator<'a, 'c> {
                 self.b.ins().brif(in_hram, hram_block, &[], slow, &[]);
             }
             self.b.switch_to_block(block);
-            let at = self.in_place_address(addr, region);
-            let mut look = zero;
-            let read = match value {
-                Some(v) => {
-                    self.b.ins().istore8(flags, v, at, 0);
-                    if self.in_ram && region == Region::Wram {
-                        look = self.writes_own_code(addr);
-                    }
-                    zero
-                }
-                None => self.b.ins().uload8(types::I32, flags, at, 0),
-            };
+            let (read, look) = self.in_place(addr, region, value);
+            let (read, look) = (read.unwrap_or(zero), look.unwrap_or(zero));
             self.b
                 .ins()
                 .jump(merge, &[BlockArg::Value(read), BlockArg::Value(look)]);
@@ -658,19 +668,11 @@ impl<'a, 'c> Translator<'a, 'c> {
         if !known {
             return self.access(addr, value);
         }
-        let flags = MemFlagsData::trusted();
-        let at = self.in_place_address(addr, Region::Wram);
-        match value {
-            Some(v) => {
-                self.b.ins().istore8(flags, v, at, 0);
-                if self.in_ram {
-                    let look = self.writes_own_code(addr);
-                    self.note_look(look);
-                }
-                self.konst(0)
-            }
-            None => self.b.ins().uload8(types::I32, flags, at, 0),
+        let (read, look) = self.in_place(addr, Region::Wram, value);
+        if let Some(look) = look {
+            self.note_look(look);
         }
+        read.unwrap_or_else(|| self.konst(0))
     }
     /// `read` of a constant address; in place when it is an LCD register that only the CPU
     /// changes (`Bus::jit_lcd_register_read`), noting PyBoy's moment of the access as the bus
