@@ -17,4 +17,5 @@ def mujoco_backend() -> dict:
 
     gym_envs.register()
     return {"make_vector_env": lambda num_envs: gymnasium.make_vec(
-        "envport/HalfCheetah-v0", num_envs=num_envs, vectorization_mode="sync"), "ppo_config": PPO_CONFIG}
+        "envport/HalfCheetah-v0", num_envs=num_envs, vectorization_mode="sync",
+        vector_kwargs={"autoreset_mode": gymnasium.vector.AutoresetMode.SAME_STEP}), "ppo_config": PPO_CONFIG}

@@ -247,6 +247,7 @@ def showdown_ppo_sps(num_envs: int, updates: int, battle_format: str) -> dict:
         vectorization_mode="sync",
         illegal_action="lose",
         battle_format=battle_format,
+        vector_kwargs={"autoreset_mode": gymnasium.vector.AutoresetMode.SAME_STEP},
     )
     try:
         _, _, times = train_host(config, vector_env, show_progress=False)

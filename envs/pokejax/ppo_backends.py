@@ -20,4 +20,5 @@ def showdown_backend() -> dict:
 
     gym_envs.register()
     return {"make_vector_env": lambda num_envs: gymnasium.make_vec(
-        "envport/PokeShowdown-v0", num_envs=num_envs, vectorization_mode="sync", illegal_action="lose")}
+        "envport/PokeShowdown-v0", num_envs=num_envs, vectorization_mode="sync", illegal_action="lose",
+        vector_kwargs={"autoreset_mode": gymnasium.vector.AutoresetMode.SAME_STEP})}

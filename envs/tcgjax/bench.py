@@ -249,7 +249,8 @@ def reference_ppo_sps(num_envs: int, updates: int) -> dict:
     from shared.ppo import train_host
 
     config = ppo_config(num_envs, 128, updates + 1)
-    vector_env = gymnasium.vector.SyncVectorEnv([lambda: TcgReferenceEnv(decks="random") for _ in range(num_envs)])
+    vector_env = gymnasium.vector.SyncVectorEnv([lambda: TcgReferenceEnv(decks="random") for _ in range(num_envs)],
+                                                autoreset_mode=gymnasium.vector.AutoresetMode.SAME_STEP)
     try:
         _, _, times = train_host(config, vector_env, show_progress=False)
     finally:

@@ -26,4 +26,5 @@ def reference_backend() -> dict:
     from .gym_envs import TcgReferenceEnv
 
     return {"make_vector_env": lambda num_envs: gymnasium.vector.SyncVectorEnv(
-        [lambda: TcgReferenceEnv(decks="random") for _ in range(num_envs)]), "ppo_config": _ppo_config()}
+        [lambda: TcgReferenceEnv(decks="random") for _ in range(num_envs)],
+        autoreset_mode=gymnasium.vector.AutoresetMode.SAME_STEP), "ppo_config": _ppo_config()}

@@ -130,7 +130,7 @@ def host_breakdown(make_vector_env, config, name: str) -> dict:
     from .host_loop import train_host
 
     env = make_vector_env(config.num_envs)
-    config = dataclasses.replace(config, total_timesteps=config.batch_size * 3)
+    config = dataclasses.replace(config, total_timesteps=config.batch_size * 3)  # the first update compiles
     _, _, times = train_host(config, env, show_progress=False, name=name)
     env.close()
     later = times.phases_per_update[1:]  # the first update compiles
@@ -144,6 +144,8 @@ def main(argv=None) -> int:
     parser.add_argument("--networks", default="small,2M", help="presets: small, 2M, 20M, 200M")
     parser.add_argument("--num-envs", type=int, default=64)
     parser.add_argument("--num-steps", type=int, default=128)
+    parser.add_argument("--num-minibatches", type=int, default=4,
+                        help="the update's minibatches (num-envs x num-steps must divide into them)")
     parser.add_argument("--out", default="bench-results/breakdown")
     parser.add_argument("--list", action="store_true",
                         help="import every registered backend's module, print the registry and exit (a check that "
@@ -163,12 +165,21 @@ def main(argv=None) -> int:
     unknown = [b for b in backends if b not in REGISTRY[args.env]]
     if unknown:
         parser.error(f"{args.env} has no backend {unknown}; registered: {sorted(REGISTRY[args.env])}")
+    presets = args.networks.split(",")
+    # every configuration is checked before anything is measured, so that a typo in the last preset
+    # does not throw away the minutes spent on the first
+    sizes = dict(num_envs=args.num_envs, num_steps=args.num_steps, num_minibatches=args.num_minibatches,
+                 total_timesteps=max(1, args.num_envs * args.num_steps) * 3)  # host_breakdown runs 3 updates
+    for preset in presets:
+        try:
+            PPOConfig(network=preset, **sizes)
+        except (TypeError, ValueError) as error:
+            parser.error(str(error))
     results = []
-    for preset in args.networks.split(","):
+    for preset in presets:
         for backend in backends:
             spec = _load(REGISTRY[args.env][backend])
-            config = PPOConfig(num_envs=args.num_envs, num_steps=args.num_steps, network=preset,
-                               **spec.get("ppo_config", {}))
+            config = PPOConfig(network=preset, **sizes, **spec.get("ppo_config", {}))
             with console.status(f"{args.env}/{backend}, network {preset}"):
                 if "jax_env" in spec:
                     phases = jax_breakdown(spec["jax_env"], config)

@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 import dataclasses
+import math
 from typing import Any, NamedTuple, Optional, Sequence
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 import optax
 from flax.training.train_state import TrainState
 
-from .networks import ActorCritic, GaussianActorCritic, hidden_sizes, policy_functions
+from .networks import ACTIVATIONS, ActorCritic, GaussianActorCritic, hidden_sizes, policy_functions
 from .normalization import RunningMeanStd
 from .shuffle import permutation as shuffled_positions
 
@@ -57,6 +59,31 @@ class PPOConfig:
         return self.batch_size // self.num_minibatches
 
     def __post_init__(self) -> None:
+        # checked here, where the mistake is made, rather than surfacing as a division by zero, a NaN
+        # loss or a shape error from inside a jitted scan
+        for name in ("total_timesteps", "num_envs", "num_steps", "update_epochs", "num_minibatches", "seed"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+                raise TypeError(f"PPOConfig.{name} must be an int, got {value!r}")
+            if value < (0 if name == "seed" else 1):
+                raise ValueError(f"PPOConfig.{name} must be {'>= 0' if name == 'seed' else '>= 1'}, got {value}")
+        for name, low, high, low_open in (("learning_rate", 0.0, math.inf, True), ("gamma", 0.0, 1.0, False),
+                                          ("gae_lambda", 0.0, 1.0, False), ("clip_eps", 0.0, math.inf, True),
+                                          ("ent_coef", 0.0, math.inf, False), ("vf_coef", 0.0, math.inf, False),
+                                          ("max_grad_norm", 0.0, math.inf, True)):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
+                raise TypeError(f"PPOConfig.{name} must be a number, got {value!r}")
+            if not (math.isfinite(value) and (low < value if low_open else low <= value) and value <= high):
+                bounds = f"{'(' if low_open else '['}{low:g}, {high:g}{')' if high == math.inf else ']'}"
+                raise ValueError(f"PPOConfig.{name} must be in {bounds}, got {value}")
+        if self.activation not in ACTIVATIONS:
+            raise ValueError(f"PPOConfig.activation must be one of {sorted(ACTIVATIONS)}, got {self.activation!r}")
+        hidden_sizes(self.network)  # an unknown preset or a bad width fails now, not at make_network
+        if self.total_timesteps < self.batch_size:
+            raise ValueError(f"total_timesteps ({self.total_timesteps:,}) is less than one rollout "
+                             f"(num_envs * num_steps = {self.batch_size:,}): PPO would train on more steps than "
+                             f"asked; raise total_timesteps or lower num_envs or num_steps")
         if self.batch_size % self.num_minibatches:
             raise ValueError(f"num_envs * num_steps ({self.batch_size}) must divide into "
                              f"{self.num_minibatches} minibatches")

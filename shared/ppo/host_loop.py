@@ -46,6 +46,7 @@ def train_host(config: PPOConfig, vector_env: gymnasium.vector.VectorEnv, show_p
     states, and then the two loops train alike step for step."""
     if vector_env.num_envs != config.num_envs:
         raise ValueError(f"config.num_envs={config.num_envs} but the vector env has {vector_env.num_envs}")
+    check_same_step_autoreset(vector_env)
     space = vector_env.single_action_space
     if config.continuous:
         if not (isinstance(space, gymnasium.spaces.Box) and len(space.shape) == 1):
@@ -147,6 +148,21 @@ def train_host(config: PPOConfig, vector_env: gymnasium.vector.VectorEnv, show_p
     for loss_name in ("loss", "value_loss", "actor_loss", "entropy"):
         metrics[loss_name] = np.asarray([float(losses[loss_name]) for losses in losses_per_update])
     return train_state, metrics, times
+
+
+def check_same_step_autoreset(vector_env: gymnasium.vector.VectorEnv) -> None:
+    """train_host's transitions are make_train's: the observation that comes back with done is
+    already the next episode's first, so the next step is a real one. Under NEXT_STEP (Gymnasium's
+    default) the step after done is a reset that ignores the action and returns reward 0; trained
+    on, it would be a transition that never happened and GAE would bootstrap across episodes."""
+    mode = getattr(vector_env, "metadata", {}).get("autoreset_mode")
+    if mode != gymnasium.vector.AutoresetMode.SAME_STEP:
+        said = "declares no autoreset_mode in its metadata" if mode is None else f"auto-resets {mode}"
+        raise ValueError(
+            f"host-loop PPO needs a vector env that auto-resets in the same step (AutoresetMode.SAME_STEP); "
+            f"{vector_env} {said}. Make it with autoreset_mode=gymnasium.vector.AutoresetMode.SAME_STEP: "
+            f"SyncVectorEnv(fns, autoreset_mode=...), make_vec(id, vector_kwargs={{'autoreset_mode': ...}}) for "
+            f"a sync vector env, make_vec(id, autoreset_mode=...) for a native one")
 
 
 class _HostBuffers:

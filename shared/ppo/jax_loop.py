@@ -67,8 +67,8 @@ def make_train(config: PPOConfig, env: JaxEnvSpec, progress: Optional[Callable[[
                 train_state = train_state.replace(observation_stats=observation_stats)
                 logits, value = network.apply(train_state.params, policy_obs)
                 action, logp = sample_action(action_key, logits)
-                next_obs, env_state, reward, done, _ = vmapped_step(
-                    jax.random.split(step_key, config.num_envs), env_state, action, env.params)
+                next_obs, env_state, reward, done, _ = _step_the_policy_actions(
+                    vmapped_step, jax.random.split(step_key, config.num_envs), env_state, action, env, config)
                 scaler, train_reward = scale_rewards(scaler, reward, done, config.gamma)
                 running = stats.episode_return + reward
                 finished_return = jnp.where(done, running, jnp.nan)
@@ -94,6 +94,20 @@ def make_train(config: PPOConfig, env: JaxEnvSpec, progress: Optional[Callable[[
         return {"train_state": train_state, "metrics": metrics}
 
     return train
+
+
+def _step_the_policy_actions(vmapped_step, keys, env_state, action, env: JaxEnvSpec, config: PPOConfig):
+    """The env's batched step on the policy's actions. It runs while make_train is traced, so an env
+    that cannot take those actions (most often config.continuous not matching the env's action
+    space) fails here, named, instead of with a bare shape error from inside the env."""
+    try:
+        return vmapped_step(keys, env_state, action, env.params)
+    except (TypeError, ValueError) as error:
+        kind = ("continuous: float32 vectors of num_actions" if config.continuous
+                else "discrete: one int32 index each")
+        raise ValueError(f"{env.name}'s step failed on the policy's actions, shape {action.shape} ({kind}); "
+                         f"does PPOConfig.continuous={config.continuous} match the env's action space? "
+                         f"The env said: {type(error).__name__}: {error}") from error
 
 
 def train_with_progress(config: PPOConfig, env: JaxEnvSpec, show: bool = True):

@@ -21,18 +21,31 @@ PRESETS: dict[str, tuple[int, ...]] = {
 }
 
 
+# The hidden layers' nonlinearity, by PPOConfig.activation's name.
+ACTIVATIONS = {"tanh": nn.tanh, "relu": nn.relu}
+
+
 def hidden_sizes(preset_or_sizes: str | Sequence[int]) -> tuple[int, ...]:
+    """A preset's widths, or the given widths checked: whole numbers >= 1, at least one layer."""
     if isinstance(preset_or_sizes, str):
         if preset_or_sizes not in PRESETS:
-            raise ValueError(f"unknown network preset {preset_or_sizes!r}; choose from {sorted(PRESETS)}")
+            raise ValueError(f"unknown network preset {preset_or_sizes!r}; choose from {sorted(PRESETS)} "
+                             f"or give the hidden widths, e.g. (64, 64)")
         return PRESETS[preset_or_sizes]
-    return tuple(int(s) for s in preset_or_sizes)
+    try:
+        widths = tuple(preset_or_sizes)
+    except TypeError:
+        raise TypeError(f"network must be a preset name {sorted(PRESETS)} or a sequence of hidden widths, "
+                        f"got {preset_or_sizes!r}") from None
+    if not widths or any(isinstance(w, bool) or not isinstance(w, (int, np.integer)) or w < 1 for w in widths):
+        raise ValueError(f"network widths must be one or more whole numbers >= 1, got {preset_or_sizes!r}")
+    return tuple(int(w) for w in widths)
 
 
 def _mlp(observation: jax.Array, hidden: Sequence[int], activation: str) -> jax.Array:
     """Hidden layers of an actor or a critic; called inside a module's compact __call__, so the
     layers belong to (and are named in order by) that module."""
-    act = nn.relu if activation == "relu" else nn.tanh
+    act = ACTIVATIONS[activation]
     x = observation.astype(jnp.float32)
     for width in hidden:
         x = act(nn.Dense(width, kernel_init=orthogonal(np.sqrt(2)), bias_init=constant(0.0))(x))

@@ -83,6 +83,8 @@ def test_both_loops_normalise_alike_bit_for_bit():
 class _ScaledBandit(gymnasium.vector.VectorEnv):
     """Pays 100 for action 1 and 0 for action 0, every step ends: returns stay in the env's units."""
 
+    metadata = {"autoreset_mode": gymnasium.vector.AutoresetMode.SAME_STEP}
+
     def __init__(self, n):
         self.num_envs = n
         self.single_observation_space = gymnasium.spaces.Box(-1, 1, (2,), np.float32)

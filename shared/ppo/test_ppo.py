@@ -94,6 +94,8 @@ def test_host_loop_uses_the_same_network_and_learns_the_bandit():
     import gymnasium
 
     class BanditVector(gymnasium.vector.VectorEnv):
+        metadata = {"autoreset_mode": gymnasium.vector.AutoresetMode.SAME_STEP}
+
         def __init__(self, n):
             self.num_envs = n
             self.single_observation_space = gymnasium.spaces.Box(0, 1, (2,), np.float32)
@@ -122,6 +124,73 @@ def test_host_loop_rejects_a_mismatched_env():
     with pytest.raises(ValueError, match="num_envs"):
         train_host(dataclasses.replace(PPOConfig(), num_envs=8), CPongVectorEnv(4), show_progress=False)
     assert gymnasium  # imported for the env classes above
+
+
+@pytest.mark.parametrize("fields, error, message", [
+    ({"num_envs": 0}, ValueError, "num_envs must be >= 1, got 0"),
+    ({"num_steps": 0}, ValueError, "num_steps must be >= 1"),
+    ({"num_minibatches": 0}, ValueError, "num_minibatches must be >= 1"),
+    ({"update_epochs": 0}, ValueError, "update_epochs must be >= 1"),
+    ({"num_envs": -4}, ValueError, "num_envs must be >= 1"),
+    ({"num_envs": 2.5}, TypeError, "num_envs must be an int"),
+    ({"num_envs": True}, TypeError, "num_envs must be an int"),
+    ({"gamma": 1.5}, ValueError, r"gamma must be in \[0, 1\]"),
+    ({"gae_lambda": -0.1}, ValueError, r"gae_lambda must be in \[0, 1\]"),
+    ({"clip_eps": -0.2}, ValueError, r"clip_eps must be in \(0, inf\)"),
+    ({"learning_rate": -1.0}, ValueError, "learning_rate must be in"),
+    ({"learning_rate": float("nan")}, ValueError, "learning_rate must be in"),
+    ({"max_grad_norm": 0.0}, ValueError, "max_grad_norm must be in"),
+    ({"ent_coef": "0.01"}, TypeError, "ent_coef must be a number"),
+    ({"activation": "gelu"}, ValueError, r"activation must be one of \['relu', 'tanh'\]"),
+    ({"network": "3M"}, ValueError, "unknown network preset '3M'"),
+    ({"network": (64, -3)}, ValueError, "widths must be one or more whole numbers >= 1"),
+    ({"network": ()}, ValueError, "widths must be one or more"),
+    ({"network": 64}, TypeError, "preset name"),
+    ({"total_timesteps": 10}, ValueError, r"total_timesteps \(10\) is less than one rollout"),
+])
+def test_a_config_that_cannot_train_is_refused_when_made(fields, error, message):
+    with pytest.raises(error, match=message):
+        PPOConfig(**fields)
+
+
+def test_relu_is_not_silently_tanh():
+    obs = jnp.linspace(-2.0, 2.0, 8).reshape(2, 4)
+    tanh, relu = (make_network(PPOConfig(activation=name), 3) for name in ("tanh", "relu"))
+    params = tanh.init(jax.random.PRNGKey(0), obs)
+    assert not np.allclose(tanh.apply(params, obs)[1], relu.apply(params, obs)[1])
+
+
+def test_host_loop_refuses_a_next_step_vector_env_and_says_how_to_ask_for_same_step():
+    def make():
+        return gymnasium.make("CartPole-v1")
+
+    config = PPOConfig(num_envs=2, num_steps=8, total_timesteps=16, num_minibatches=2)
+    next_step = gymnasium.vector.SyncVectorEnv([make, make])  # Gymnasium's default
+    with pytest.raises(ValueError, match=r"auto-resets in the same step.*AutoresetMode.NEXT_STEP.*autoreset_mode="):
+        train_host(config, next_step, show_progress=False)
+    same_step = gymnasium.vector.SyncVectorEnv([make, make], autoreset_mode=gymnasium.vector.AutoresetMode.SAME_STEP)
+    _, metrics, _ = train_host(config, same_step, show_progress=False)
+    assert metrics["loss"].shape == (1,) and np.isfinite(metrics["loss"]).all()
+
+
+def test_make_train_names_continuous_actions_that_a_discrete_env_cannot_take():
+    from envs.pong.ppo_backends import jax_backend
+
+    config = PPOConfig(continuous=True, num_envs=2, num_steps=4, total_timesteps=8, num_minibatches=1)
+    with pytest.raises(ValueError, match=r"step failed on the policy's actions.*continuous=True match"):
+        jax.jit(make_train(config, jax_backend()["jax_env"])).lower(jax.random.PRNGKey(0))
+
+
+def test_breakdown_checks_every_size_and_preset_before_measuring(capsys):
+    from shared.ppo import breakdown
+
+    for argv, message in ((["--num-envs", "0"], "num_envs must be >= 1"),
+                          (["--num-steps", "-1"], "num_steps must be >= 1"),
+                          (["--networks", "small,3M"], "unknown network preset '3M'"),
+                          (["--num-envs", "3", "--num-steps", "5"], "must divide into 4 minibatches")):
+        with pytest.raises(SystemExit) as exited:
+            breakdown.main(["--env", "pong", *argv])
+        assert exited.value.code == 2 and message in capsys.readouterr().err
 
 
 def test_breakdown_times_every_phase_of_both_pong_backends(tmp_path):
@@ -262,6 +331,8 @@ class _TwoStateVector:
     [1, 0] (only action 0 legal) or [0, 1], alternating per step and per env; a legal action pays
     1, an illegal one fails the test on the spot."""
 
+    metadata = {"autoreset_mode": gymnasium.vector.AutoresetMode.SAME_STEP}
+
     def __init__(self, n):
         import gymnasium
 
@@ -323,6 +394,8 @@ def _guess_step(key, state, action, params):
 
 class GuessVector(gymnasium.vector.VectorEnv):
     """The guessing game as a host VectorEnv: starts from options['keys'] (or from the seed)."""
+
+    metadata = {"autoreset_mode": gymnasium.vector.AutoresetMode.SAME_STEP}
 
     def __init__(self, n, use_options=True):
         self.num_envs, self.use_options = n, use_options

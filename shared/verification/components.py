@@ -26,6 +26,17 @@ class ComponentFailure(AssertionError):
         self.env, self.component = env, component
 
 
+def _is_hypothesis_control(error: Exception) -> bool:
+    """Hypothesis's own exceptions (UnsatisfiedAssumption from `assume`, above all) steer its search;
+    relabelled as a component's failure, `assume(False)` would fail the test instead of discarding
+    the example."""
+    try:
+        from hypothesis.errors import HypothesisException
+    except ImportError:
+        return False
+    return isinstance(error, HypothesisException)
+
+
 class Components:
     def __init__(self, env: str, names: Iterable[str]):
         self.env = env
@@ -55,6 +66,8 @@ class Components:
                 except ComponentFailure:
                     raise
                 except Exception as error:  # the component name goes on every kind of failure
+                    if _is_hypothesis_control(error):
+                        raise  # assume() rejecting an example (or hypothesis's own misuse errors) is no test failure
                     raise ComponentFailure(self.env, label, error) from error
 
             wrapper.envport_components = components  # type: ignore[attr-defined]

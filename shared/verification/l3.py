@@ -286,6 +286,9 @@ def compare_rollouts(
     processes, that together play exactly the episodes of one run."""
     if first_episode < 0:
         raise ValueError(f"first_episode must be at least 0, got {first_episode}")
+    if episodes < 1 or max_steps < 1:
+        # zero of either compares nothing, and a comparison of nothing must not pass
+        raise ValueError(f"episodes and max_steps must be at least 1, got {episodes} and {max_steps}")
     seeds = list(range(first_episode, first_episode + episodes)) if seeds is None else list(seeds)
     if len(seeds) != episodes:
         raise ValueError(f"{episodes} episodes but {len(seeds)} seeds")
@@ -335,7 +338,15 @@ def _compare_batch(env_name: str, reference: RolloutBackend, translation: Rollou
     compared: set[str] = set()
     for episode, seed, (ref_traj, actions), trans_traj in zip(batch, seeds, played, translated, strict=True):
         visible = ["observation", "reward", "done"]
-        state_fields = sorted(set(ref_traj.states or {}) & set(trans_traj.states or {}))
+        ref_fields, trans_fields = set(ref_traj.states or {}), set(trans_traj.states or {})
+        if ref_fields != trans_fields:
+            # comparing only the fields both expose would let a translation that drops a field (or all
+            # of its state) pass with less checked than asked
+            raise ValueError(
+                f"{env_name}: the backends expose different internal state fields (episode {episode}): "
+                f"only {reference.name} has {sorted(ref_fields - trans_fields)}, "
+                f"only {translation.name} has {sorted(trans_fields - ref_fields)}")
+        state_fields = sorted(ref_fields)
         all_fields = visible + [f"state.{name}" for name in state_fields]
         compared.update(all_fields)
         divergence = first_divergence(ref_traj, trans_traj, tolerance, all_fields)

@@ -79,7 +79,14 @@ def tost(first: Sequence[float], second: Sequence[float], delta: float, alpha: f
     backends that give every policy the same score are equivalent however much the policies differ."""
     from statsmodels.stats.weightstats import ttost_ind, ttost_paired
 
+    check_margin(delta, alpha)
     a, b = np.asarray(first, dtype=np.float64), np.asarray(second, dtype=np.float64)
+    if a.ndim != 1 or b.ndim != 1 or min(a.size, b.size) < 2:
+        # one value has no spread to test against: the branch below would read it as a constant sample
+        raise ValueError(f"TOST needs at least 2 values in each sample, got {a.size} and {b.size}"
+                         f"{' (' + comparison + ')' if comparison else ''}")
+    if paired and a.size != b.size:
+        raise ValueError(f"paired TOST needs samples of one length, got {a.size} and {b.size}")
     difference = float(a.mean() - b.mean())
     spread = np.std(a - b) if paired else max(a.std(), b.std())
     if spread == 0.0:
@@ -92,6 +99,16 @@ def tost(first: Sequence[float], second: Sequence[float], delta: float, alpha: f
     else:
         p_value, note = float(ttost_ind(a, b, -delta, delta, usevar="unequal")[0]), ""
     return TostResult(comparison, names[0], names[1], difference, p_value, p_value < alpha, note)
+
+
+def check_margin(delta: float, alpha: float) -> None:
+    """An equivalence margin must be a positive number and a level a probability strictly between 0
+    and 1: Delta 0 can never be shown and alpha 1 would call anything equivalent."""
+    if isinstance(delta, bool) or not isinstance(delta, (int, float, np.integer, np.floating)) \
+            or not (np.isfinite(delta) and delta > 0):
+        raise ValueError(f"Delta must be a positive finite number, got {delta!r}")
+    if isinstance(alpha, bool) or not isinstance(alpha, (int, float, np.integer, np.floating)) or not 0 < alpha < 1:
+        raise ValueError(f"alpha must be in (0, 1), got {alpha!r}")
 
 
 @dataclasses.dataclass
@@ -178,8 +195,15 @@ def run_policy_transfer(backends: Sequence[L4Backend], *, env: str, delta: float
         raise ValueError("compare_training=False needs training_not_compared: the reason the report will give")
     if training_paired and not compare_training:
         raise ValueError("training_paired pairs the training tests, which compare_training=False leaves out")
+    check_margin(delta, alpha)
     seeds = [int(s) for s in seeds]
+    if len(seeds) < 2:
+        raise ValueError(f"L4 needs at least 2 seeds per backend (TOST tests a spread), got {seeds}")
+    if len(set(seeds)) != len(seeds):
+        raise ValueError(f"L4's seeds must be distinct (a repeated seed repeats a run, not a sample), got {seeds}")
     names = [b.name for b in backends]
+    if names[0] == names[1]:
+        raise ValueError(f"the two backends must have different names (the report is keyed by name), both are {names[0]!r}")
     policies: dict[str, list] = {}
     curves: dict[str, list[dict]] = {}
     for backend in backends:

@@ -54,3 +54,21 @@ def test_from_translation_toml(tmp_path):
     path.write_text('env = "x"\n[[modules]]\nname = "m"\ncomponents = ["a", "b"]\n')
     declared = Components.from_translation_toml(path)
     assert (declared.env, declared.names) == ("x", ("a", "b"))
+
+
+def test_assume_inside_a_component_discards_the_example_instead_of_failing():
+    tried = []
+
+    @settings(max_examples=30, deadline=None, database=None)
+    @given(x=st.integers(-5, 5))
+    @TOY.covers("ball")
+    def test_positive_only(x):
+        from hypothesis import assume
+
+        assume(x > 0)
+        tried.append(x)
+        assert x > 0
+
+    test_positive_only()  # before the fix: ComponentFailure "[toy/ball] UnsatisfiedAssumption"
+    assert tried and all(x > 0 for x in tried)
+    assert TOY.uncovered(types.SimpleNamespace(t=test_positive_only)) == ["paddle"]

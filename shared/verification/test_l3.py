@@ -1,5 +1,8 @@
 """The L3 comparison itself, on toy backends whose divergence is known in advance."""
 
+import dataclasses
+import re
+
 import numpy as np
 import pytest
 
@@ -180,3 +183,27 @@ def test_a_divergence_in_a_range_names_the_episode_by_its_number_in_the_whole_ru
 def test_first_episode_must_not_be_negative():
     with pytest.raises(ValueError, match="first_episode must be at least 0"):
         run(toy_backends.Counter(), first_episode=-1)
+
+
+@pytest.mark.parametrize("counts", [{"episodes": 0}, {"max_steps": 0}])
+def test_a_comparison_of_nothing_is_refused_not_passed(counts):
+    with pytest.raises(ValueError, match="episodes and max_steps must be at least 1"):
+        run(toy_backends.Counter(), **counts)
+
+
+class _DropsState(toy_backends.Counter):
+    """A translation that stops exposing some (or all) of its internal state."""
+
+    def __init__(self, keep):
+        super().__init__(name="drops state")
+        self.keep = keep
+
+    def _output(self, reward, done):
+        output = super()._output(reward, done)
+        return dataclasses.replace(output, state={k: v for k, v in output.state.items() if k in self.keep} or None)
+
+
+@pytest.mark.parametrize("keep, missing", [({"t"}, "['drift']"), (set(), "['drift', 't']")])
+def test_a_translation_that_exposes_less_internal_state_is_refused(keep, missing):
+    with pytest.raises(ValueError, match=rf"only counter has {re.escape(missing)}, only drops state has \[\]"):
+        run(_DropsState(keep))

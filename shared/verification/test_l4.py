@@ -191,3 +191,43 @@ def test_train_seeds_returning_too_few_outcomes_is_an_error():
     with pytest.raises(ValueError, match="returned 0 outcomes for 3 seeds"):
         run_policy_transfer([synthetic_backend("A", 0.0, 0.0), short], env="synthetic", delta=1.0, seeds=range(3),
                             log=lambda _: None)
+
+
+def test_tost_needs_a_spread_to_test():
+    # one value per sample has no spread: it used to count as a "constant sample" and pass
+    with pytest.raises(ValueError, match="at least 2 values in each sample, got 1 and 1"):
+        tost([0.0], [0.9], delta=1.0)
+    with pytest.raises(ValueError, match="one length"):
+        tost([1.0, 2.0, 3.0], [1.0, 2.0], delta=1.0, paired=True)
+
+
+@pytest.mark.parametrize("delta, alpha, message", [
+    (0.0, 0.05, "Delta must be a positive"), (-1.0, 0.05, "Delta must be a positive"),
+    (float("nan"), 0.05, "Delta must be a positive"), (1.0, 1.5, r"alpha must be in \(0, 1\)"),
+    (1.0, 0.0, r"alpha must be in \(0, 1\)"),
+])
+def test_a_margin_or_level_that_cannot_mean_anything_is_refused(delta, alpha, message):
+    with pytest.raises(ValueError, match=message):
+        tost([1.0, 2.0], [1.0, 2.0], delta=delta, alpha=alpha)
+    with pytest.raises(ValueError, match=message):
+        run_policy_transfer([synthetic_backend("A", 0.0, 0.0), synthetic_backend("B", 0.0, 0.0)],
+                            env="synthetic", delta=delta, alpha=alpha, log=lambda _: None)
+
+
+@pytest.mark.parametrize("seeds, names, message", [
+    ([0], ("A", "B"), "at least 2 seeds"),
+    ([], ("A", "B"), "at least 2 seeds"),
+    ([3, 3, 3], ("A", "B"), "must be distinct"),
+    ([0, 1], ("A", "A"), "different names"),
+])
+def test_seeds_and_backends_that_make_no_sample_are_refused_before_training(seeds, names, message):
+    trained = []
+
+    def backend(name):
+        made = synthetic_backend(name, 0.0, 0.0)
+        return L4Backend(name, lambda seed: trained.append(seed) or made.train(seed), made.evaluate)
+
+    with pytest.raises(ValueError, match=message):
+        run_policy_transfer([backend(names[0]), backend(names[1])], env="synthetic", delta=1.0, seeds=seeds,
+                            log=lambda _: None)
+    assert trained == []

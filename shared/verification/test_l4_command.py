@@ -31,6 +31,14 @@ def test_the_parser_takes_the_shared_options_and_the_env_adds_its_own():
     assert "l4/toy" in parser.format_help()
 
 
+@pytest.mark.parametrize("seeds", ["1", "0", "-3", "two"])
+def test_fewer_than_two_seeds_is_a_usage_error(seeds, capsys):
+    with pytest.raises(SystemExit) as exited:
+        l4_argument_parser("toy L4", "toy").parse_args(["--seeds", seeds])
+    assert exited.value.code == 2
+    assert "--seeds" in capsys.readouterr().err
+
+
 def _report(equivalent: bool) -> TransferReport:
     test = TostResult("transfer, trained on A", "evaluated on A", "evaluated on B", 0.0, 0.01 if equivalent else 0.5,
                       equivalent)
