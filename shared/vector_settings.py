@@ -26,7 +26,12 @@ def checked_max_episode_steps(max_episode_steps) -> Optional[int]:
 
 def checked_autoreset_mode(autoreset_mode: Union[AutoresetMode, str]) -> AutoresetMode:
     """NEXT_STEP or SAME_STEP (as an AutoresetMode or its value); DISABLED is refused."""
-    mode = AutoresetMode(autoreset_mode)
+    try:
+        mode = AutoresetMode(autoreset_mode)
+    except ValueError:
+        raise ValueError(f"autoreset_mode must be AutoresetMode.NEXT_STEP or AutoresetMode.SAME_STEP (or their values "
+                         f"{AutoresetMode.NEXT_STEP.value!r}, {AutoresetMode.SAME_STEP.value!r}), "
+                         f"got {autoreset_mode!r}") from None
     if mode == AutoresetMode.DISABLED:
         raise ValueError("autoreset_mode DISABLED is not supported: use NEXT_STEP or SAME_STEP")
     return mode

@@ -57,7 +57,7 @@ if str(REPO) not in sys.path:  # `python envs/emurust/bench.py` and the Pants pe
     sys.path.insert(0, str(REPO))
 
 from shared.bench_plot import add_plot_from_option, plot_beside, redraw  # noqa: E402
-from shared.benchmark import best_rate, format_rate, machine  # noqa: E402
+from shared.benchmark import batch_list, best_rate, format_rate, machine, positive_seconds  # noqa: E402
 
 ROMS = REPO / "envs" / "emurust" / "data" / "roms"
 CPU_BUSY_ROM = ROMS / "blargg" / "cpu_instrs" / "cpu_instrs.gb"
@@ -499,8 +499,8 @@ def save_plot(results: dict, path: Path) -> Path:
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description="EmuRust vs PyBoy benchmark")
     parser.add_argument("--quick", action="store_true", help="short windows, batches 1 and 64")
-    parser.add_argument("--seconds", type=float, default=None, help="timing per row, shared by 3 windows (default 3)")
-    parser.add_argument("--batches", type=lambda s: [int(x) for x in s.split(",")], default=None)
+    parser.add_argument("--seconds", type=positive_seconds, default=None, help="timing per row, shared by 3 windows (default 3)")
+    parser.add_argument("--batches", type=batch_list, default=None)
     parser.add_argument("--out", type=Path,
                         default=Path(os.environ.get("ENVPORT_BENCH_DIR", "bench-results")) / "emurust.json",
                         help="where the JSON goes (default bench-results/emurust.json under the working directory)")

@@ -26,7 +26,7 @@ as one function (`xla_cpu_small_while_loop_byte_threshold` raised), which remove
 dispatch cost that dominates small batches. A setting a backend's program cannot be compiled
 under is reported and the other one used. Each JAX row runs in its own spawned process: a fresh
 XLA, and a time-out instead of a stuck run if XLA's CPU thread pool freezes (seen with MJX's
-batched Cholesky at batch >= 1024 on jaxlib 0.10.2; ../shared/jax-cpu-notes.md), or a row that is
+batched Cholesky at batch >= 1024 on jaxlib 0.10.2; README, "The XLA CPU hang"), or a row that is
 skipped if it compiles for longer than --jit-limit. Compile time is its own column and is in no SPS
 figure. Each SPS is the best of three timing windows sharing --seconds (each window at least one
 call), the same rule for every backend. Ratios are from this run. This is a benchmark, not a test:
@@ -60,7 +60,7 @@ import time
 import numpy as np
 
 from shared.bench_plot import add_plot_from_option, plot_beside, redraw
-from shared.benchmark import best_rate, format_rate, machine
+from shared.benchmark import batch_list, best_rate, format_rate, machine, positive_seconds
 from shared.xla_cpu import whole_loops_for_children
 
 FRAME_SKIP = 5
@@ -401,8 +401,8 @@ def print_table(console, results: dict, summary: dict, seconds: float) -> None:
 def parse_args(argv):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="batches 1, 64, 512 and 1.5 s per row")
-    parser.add_argument("--batches", type=lambda s: [int(x) for x in s.split(",")], default=None)
-    parser.add_argument("--seconds", type=float, default=None, help="timing per row, shared by 3 windows (default 6)")
+    parser.add_argument("--batches", type=batch_list, default=None)
+    parser.add_argument("--seconds", type=positive_seconds, default=None, help="timing per row, shared by 3 windows (default 6)")
     parser.add_argument("--jit-limit", type=float, default=300.0, help="skip a JAX row whose compile takes longer")
     parser.add_argument("--call-limit", type=float, default=300.0,
                         help="a JAX row's first call taking longer counts as frozen")

@@ -57,7 +57,14 @@ import time
 import numpy as np
 
 from shared.bench_plot import add_plot_from_option, plot_beside, redraw
-from shared.benchmark import best_rate, call_in_whole_loops_process, format_rate
+from shared.benchmark import (
+    batch_list,
+    best_rate,
+    call_in_whole_loops_process,
+    count_at_least,
+    format_rate,
+    positive_seconds,
+)
 from shared.benchmark import machine as shared_machine
 from shared.benchmark import rich_table as _table
 
@@ -319,12 +326,12 @@ def save_plot(results: dict, path: Path) -> Path:
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="batches 1 and 1024, 1 s per measurement")
-    parser.add_argument("--batches", type=lambda s: [int(x) for x in s.split(",")], default=None)
-    parser.add_argument("--seconds", type=float, default=None, help="time per measurement")
+    parser.add_argument("--batches", type=batch_list, default=None)
+    parser.add_argument("--seconds", type=positive_seconds, default=None, help="time per measurement")
     parser.add_argument("--whole-loops-batches", type=lambda s: [int(x) for x in s.split(",") if x], default=None,
                         help="batches of the sodium engine compiled with whole loops (default 1, none with "
                              "--quick; an empty value: none)")
-    parser.add_argument("--ppo-updates", type=int, default=3, help="PPO updates timed per PPO row (0: no PPO rows)")
+    parser.add_argument("--ppo-updates", type=count_at_least(0), default=3, help="PPO updates timed per PPO row (0: no PPO rows)")
     parser.add_argument("--ppo-batch", type=int, default=1024, help="JAX PPO envs (Showdown PPO: 8 envs)")
     parser.add_argument(
         "--out", default=os.path.join(os.environ.get("ENVPORT_BENCH_DIR", "bench-results"), "pokejax.json")

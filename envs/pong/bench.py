@@ -37,7 +37,14 @@ import time
 import numpy as np
 
 from shared.bench_plot import add_plot_from_option, plot_beside, redraw
-from shared.benchmark import best_rate, call_in_whole_loops_process, format_rate
+from shared.benchmark import (
+    batch_list,
+    best_rate,
+    call_in_whole_loops_process,
+    count_at_least,
+    format_rate,
+    positive_seconds,
+)
 from shared.benchmark import machine as shared_machine
 
 
@@ -228,12 +235,12 @@ def save_plot(results: dict, path: Path) -> Path:
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="batches 1, 64, 1024 and 1 s per measurement")
-    parser.add_argument("--batches", type=lambda s: [int(x) for x in s.split(",")], default=None)
-    parser.add_argument("--seconds", type=float, default=None, help="time per random-action measurement")
-    parser.add_argument("--ppo-updates", type=int, default=3,
+    parser.add_argument("--batches", type=batch_list, default=None)
+    parser.add_argument("--seconds", type=positive_seconds, default=None, help="time per random-action measurement")
+    parser.add_argument("--ppo-updates", type=count_at_least(0), default=3,
                         help="PPO updates per PPO row, at least (more where they would time under "
                              f"{MIN_PPO_SAMPLES:,} agent steps)")
-    parser.add_argument("--frameskip", type=int, default=1)
+    parser.add_argument("--frameskip", type=count_at_least(1), default=1)
     parser.add_argument("--skip-ppo", action="store_true")
     parser.add_argument("--out", default=os.path.join(os.environ.get("ENVPORT_BENCH_DIR", "bench-results"), "pong.json"))
     add_plot_from_option(parser)
