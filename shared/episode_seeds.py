@@ -14,8 +14,12 @@ SeedArgument = Union[None, int, Sequence[Optional[int]]]
 
 
 class EpisodeSeeds:
-    def __init__(self, num_envs: int):
+    """`limit`: seeds must be below it (an env whose generator takes fewer bits than Gymnasium's
+    seeding does: jax.random.PRNGKey takes [0, 2**63)); `limit_reason` says why, in the error."""
+
+    def __init__(self, num_envs: int, limit: Optional[int] = None, limit_reason: str = ""):
         self.num_envs = num_envs
+        self.limit, self.limit_reason = limit, limit_reason
         # each env's own generator, as each single env's np_random (seeded by reset(seed=...))
         self._generators: list[Optional[np.random.Generator]] = [None] * num_envs
 
@@ -25,14 +29,24 @@ class EpisodeSeeds:
         if seed is None:
             return [None] * self.num_envs
         if _is_int(seed):
-            return [_checked_seed(seed, "seed") + i for i in range(self.num_envs)]
+            seed = _checked_seed(seed, "seed")
+            if self.limit is not None and seed + self.num_envs - 1 >= self.limit:
+                raise ValueError(f"seed {seed} seeds env i with seed + i, so with {self.num_envs} envs it must be below "
+                                 f"{self.limit - self.num_envs + 1} ({self.limit_reason or 'the env seeds below'} "
+                                 f"{self.limit})")
+            return [seed + i for i in range(self.num_envs)]
         if isinstance(seed, (str, bytes)) or not hasattr(seed, "__len__"):
             raise ValueError(f"seed must be an int, a list of {self.num_envs} ints or Nones (one per env), or None; "
                              f"got {seed!r} of type {type(seed).__name__}")
         seeds = list(seed)
         if len(seeds) != self.num_envs:
             raise ValueError(f"expected {self.num_envs} seeds (one per env), got {len(seeds)}")
-        return [None if entry is None else _checked_seed(entry, f"seed[{index}]") for index, entry in enumerate(seeds)]
+        checked = [None if entry is None else _checked_seed(entry, f"seed[{index}]") for index, entry in enumerate(seeds)]
+        for index, entry in enumerate(checked):
+            if entry is not None and self.limit is not None and entry >= self.limit:
+                raise ValueError(f"seed[{index}] must be below {self.limit} ({self.limit_reason or 'the env seeds below'}"
+                                 f" {self.limit}), got {entry}")
+        return checked
 
     def generator(self, index: int, seed: Optional[int]) -> np.random.Generator:
         """Env `index`'s generator after a reset with `seed`, as the single env's `np_random` is then:

@@ -52,3 +52,15 @@ def test_a_bool_seed_is_refused():
     # stricter than Gymnasium, which takes True as seed 1: a bool in a seed list is a slip
     with pytest.raises(ValueError, match=r"seed\[1\] must be an int or None, got True"):
         EpisodeSeeds(3).per_env([1, True, 3])
+
+
+def test_a_limit_names_the_env_and_the_place_of_a_seed_past_it():
+    seeds = EpisodeSeeds(3, limit=100, limit_reason="the toy generator takes seeds below")
+    assert seeds.per_env(97) == [97, 98, 99]
+    with pytest.raises(ValueError, match=r"seed 98 seeds env i with seed \+ i, so with 3 envs it must be below 98 "
+                                         r"\(the toy generator takes seeds below 100\)"):
+        seeds.per_env(98)
+    assert seeds.per_env([99, None, 0]) == [99, None, 0]
+    with pytest.raises(ValueError, match=r"seed\[1\] must be below 100 \(the toy generator takes seeds below 100\), "
+                                         r"got 100"):
+        seeds.per_env([0, 100, None])

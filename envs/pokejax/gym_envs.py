@@ -46,6 +46,7 @@ from .render import BattleView, battle_text, jax_view, showdown_view
 from .showdown_io import choice_string, showdown_legal, showdown_sets
 
 ILLEGAL_ACTION_MODES = ("raise", "lose")
+SEED_LIMIT = 2**63  # jax.random.PRNGKey's seeds are int64
 RENDER_MODES = ["ansi"]
 
 
@@ -97,6 +98,8 @@ class _PokeEnvBase(gymnasium.Env):
         refuse_if_forked_from_jax(type(self).__name__)
         if illegal_action not in ILLEGAL_ACTION_MODES:
             raise ValueError(f"illegal_action must be one of {ILLEGAL_ACTION_MODES}, got {illegal_action!r}")
+        if kind not in prng.KINDS:  # checked here: the functional env is made at the first reset
+            raise ValueError(f"kind (Showdown's PRNG) must be one of {prng.KINDS}, got {kind!r}")
         self.render_mode = checked_render_mode(render_mode, RENDER_MODES)
         self.kind = kind
         self.illegal_action = illegal_action
@@ -124,6 +127,13 @@ class _PokeEnvBase(gymnasium.Env):
         self._key, key = jax.random.split(self._key)
         return key
 
+    @staticmethod
+    def _check_seed(seed: Optional[int]) -> None:
+        """Before anything changes: jax.random.PRNGKey takes seeds below 2**63, Gymnasium's seeding more."""
+        if seed is not None and not isinstance(seed, (bool, np.bool_)) and isinstance(seed, (int, np.integer)) \
+                and seed >= SEED_LIMIT:
+            raise ValueError(f"seed must be in [0, 2**63) (jax.random.PRNGKey draws the battle from it), got {seed}")
+
     def _start(self, seed: Optional[int]) -> jax.Array:
         if seed is None:
             seed = int(self.np_random.integers(2**31))
@@ -133,6 +143,8 @@ class _PokeEnvBase(gymnasium.Env):
         return self._next_key()
 
     def _check(self, action: Any) -> tuple[int, bool]:
+        if self._key is None:
+            raise RuntimeError("call reset() before step()")
         if self._done:
             raise RuntimeError("the episode has ended: call reset() before step()")
         value = _validate_action(action)
@@ -180,6 +192,7 @@ class PokeJaxGymEnv(_PokeEnvBase):
         super().__init__(**kwargs)
 
     def reset(self, *, seed: Optional[int] = None, options: Optional[dict] = None):
+        self._check_seed(seed)
         super().reset(seed=seed)
         obs, self._state = self._engine.reset(self._start(seed), self.params)
         self._mask = np.asarray(self.jax_env.legal_mask(self._state))
@@ -217,6 +230,7 @@ class PokeShowdownGymEnv(_PokeEnvBase):
 
         self._showdown = Showdown(auto_restart=True)
         self._battle: Optional[str] = None
+        self._battle_pid: Optional[int] = None  # the Node process the battle lives in
         self._count = 0
         self._closed = False
 
@@ -265,12 +279,40 @@ class PokeShowdownGymEnv(_PokeEnvBase):
         return showdown_view(self._snap)
 
     def _end_battle(self) -> None:
-        if self._battle is not None and self._showdown.alive:
-            self._showdown.end(self._battle)
-        self._battle = None
+        battle, self._battle = self._battle, None
+        # a battle of a process that has died (and perhaps been restarted: auto_restart) is gone with it
+        if battle is not None and self._showdown.alive and self._showdown.pid == self._battle_pid:
+            self._showdown.end(battle)
+
+    def _refuse_if_the_process_died(self) -> None:
+        """The battle lived in the Node process: if that process is gone, say so (its exit code and
+        stderr), instead of letting auto_restart start a fresh one that knows no battle."""
+        if self._showdown.alive and self._showdown.pid == self._battle_pid:
+            return
+        from .reference.showdown import ShowdownDied
+
+        self._done = True
+        battle, self._battle = self._battle, None
+        if self._showdown.alive:  # already restarted (auto_restart) by the call that found it dead
+            raise ShowdownDied(f"the Showdown process that held battle {battle} (pid {self._battle_pid}) died and a "
+                               "fresh one was started; the battle is lost: reset() starts a new one")
+        died = self._showdown._died(f"battle {battle}")  # exit code and stderr tail, as the adapter reports them
+        raise ShowdownDied(f"{died}\nThe battle is lost: reset() starts a new one in a fresh process.")
+
+    def _choose(self, p1: str, p2: str) -> dict[str, Any]:
+        """Showdown's choose; a process that died just before (the auto-restarted one then knows no
+        battle) or during the call is reported as such."""
+        from .reference.showdown import ShowdownError
+
+        try:
+            return self._showdown.choose(self._battle, p1, p2)
+        except ShowdownError:
+            self._refuse_if_the_process_died()
+            raise
 
     def reset(self, *, seed: Optional[int] = None, options: Optional[dict] = None):
         self._refuse_if_closed()
+        self._check_seed(seed)
         super().reset(seed=seed)
         self._end_battle()
         seed_words, species, level, moves, ivs, evs = jax.device_get(self._engine.teams(self._start(seed), self.params))
@@ -283,11 +325,13 @@ class PokeShowdownGymEnv(_PokeEnvBase):
             {"team": showdown_sets(species[0], level[0], moves[0], ivs[0], evs[0])},
             {"team": showdown_sets(species[1], level[1], moves[1], ivs[1], evs[1])},
         )
+        self._battle_pid = self._showdown.pid
         return self._observe(snap), {"action_mask": self._mask.copy()}
 
     def step(self, action: Any):
         self._refuse_if_closed()
         value, legal = self._check(action)
+        self._refuse_if_the_process_died()
         # the same keys the JAX env splits its step key into, for the same opponent choices
         assert self._key is not None
         self._key, turn_key, switch_key = _split_step_key(self._key)
@@ -297,10 +341,10 @@ class PokeShowdownGymEnv(_PokeEnvBase):
         opponent_choice = ""
         if opponent.any():
             opponent_choice = choice_string(int(_jit_random_legal_action(turn_key, opponent)))
-        snap = self._showdown.choose(self._battle, choice_string(value), opponent_choice)
+        snap = self._choose(choice_string(value), opponent_choice)
         if not snap["ended"] and showdown_legal(snap["requests"][0]).sum() == 0:
             replacement = int(_jit_random_legal_action(switch_key, showdown_legal(snap["requests"][1])))
-            snap = self._showdown.choose(self._battle, "", choice_string(replacement))
+            snap = self._choose("", choice_string(replacement))
         won = snap["ended"] and snap["winner"] == "p1"
         lost = snap["ended"] and snap["winner"] == "p2"
         obs = self._observe(snap)

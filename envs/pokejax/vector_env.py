@@ -36,7 +36,7 @@ from shared.render_mode import checked_render_mode, warn_no_render_mode
 from shared.vector_actions import check_discrete_actions
 from shared.vector_settings import checked_autoreset_mode, checked_num_envs
 
-from .gym_envs import ILLEGAL_ACTION_MODES, RENDER_MODES, _shared_env
+from .gym_envs import ILLEGAL_ACTION_MODES, RENDER_MODES, SEED_LIMIT, _shared_env
 from .jax import battle as jb
 from .jax import prng
 from .jax.env import CUSTOM_GAME, OBS_SIZE, EnvParams
@@ -102,6 +102,8 @@ class PokeJaxVectorEnv(VectorEnv):
         self.num_envs = checked_num_envs(num_envs)
         self.autoreset_mode = checked_autoreset_mode(autoreset_mode)
         self.metadata = {**self.metadata, "autoreset_mode": self.autoreset_mode}
+        if kind not in prng.KINDS:
+            raise ValueError(f"kind (Showdown's PRNG) must be one of {prng.KINDS}, got {kind!r}")
         self.kind = kind
         self.illegal_action = illegal_action
         self.params = EnvParams(max_decisions=max_decisions, battle_format=battle_format)
@@ -110,7 +112,8 @@ class PokeJaxVectorEnv(VectorEnv):
         self.single_action_space = spaces.Discrete(jb.NUM_ACTIONS)
         self.observation_space = batch_space(self.single_observation_space, self.num_envs)
         self.action_space = batch_space(self.single_action_space, self.num_envs)
-        self._seeds = EpisodeSeeds(self.num_envs)  # each env's episode seeds, as the single envs draw theirs
+        # each env's episode seeds, as the single envs draw theirs (and within their limit)
+        self._seeds = EpisodeSeeds(self.num_envs, limit=SEED_LIMIT, limit_reason="jax.random.PRNGKey takes seeds below")
         self._keys = None
         self._states = None
         self._obs = np.zeros((self.num_envs, OBS_SIZE), np.float32)

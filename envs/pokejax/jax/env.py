@@ -50,6 +50,7 @@ import functools
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 from flax import struct
 
 from envs.pokejax.jax import battle as jb
@@ -91,6 +92,18 @@ class EnvParams:
     def __post_init__(self):
         if self.battle_format not in BATTLE_FORMATS:
             raise ValueError(f"battle_format must be one of {BATTLE_FORMATS}, got {self.battle_format!r}")
+        # max_decisions is a pytree leaf: JAX rebuilds params with tracers (or placeholders) in it, which
+        # cannot be checked here; a value given by hand can
+        decisions = self.max_decisions
+        if isinstance(decisions, (bool, np.bool_, str, float)) or (isinstance(decisions, (int, np.integer))
+                                                                  and decisions < 1):
+            raise ValueError(f"max_decisions must be a whole number >= 1, got {decisions!r}")
+        low_high = self.level_range
+        if not (isinstance(low_high, tuple) and len(low_high) == 2
+                and all(isinstance(v, (int, np.integer)) and not isinstance(v, bool) for v in low_high)
+                and 1 <= low_high[0] <= low_high[1] <= 100):
+            raise ValueError(f"level_range must be a tuple (low, high) of levels with 1 <= low <= high <= 100, "
+                             f"got {low_high!r}")
 
 
 @struct.dataclass
@@ -160,6 +173,8 @@ class PokeJaxEnv:
     default, or "gen5")."""
 
     def __init__(self, kind: str = prng.SODIUM):
+        if kind not in prng.KINDS:
+            raise ValueError(f"kind (Showdown's PRNG) must be one of {prng.KINDS}, got {kind!r}")
         self.kind = kind
         self.tables = jb.Tables.load()
         t = gen1_tables()

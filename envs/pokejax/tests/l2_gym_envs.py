@@ -253,6 +253,70 @@ def test_bad_illegal_action_mode():
         gymnasium.make("envport/PokeJax-v0", illegal_action="ignore")
 
 
+@pytest.mark.parametrize("kwargs, message", [
+    ({"kind": "bogus"}, r"kind \(Showdown's PRNG\) must be one of \('sodium', 'gen5'\), got 'bogus'"),
+    ({"max_decisions": -5}, "max_decisions must be a whole number >= 1, got -5"),
+    ({"max_decisions": 0}, "max_decisions must be a whole number >= 1, got 0"),
+    ({"max_decisions": "x"}, "max_decisions must be a whole number >= 1, got 'x'"),
+])
+# the single envs of both ids, and the JAX id's native vector env (Showdown's make_vec is Gymnasium's
+# SyncVectorEnv of single envs)
+@pytest.mark.parametrize("env_id, make", [(IDS[0], gymnasium.make), (IDS[1], gymnasium.make),
+                                          (IDS[0], lambda env_id, **kw: gymnasium.make_vec(env_id, num_envs=2, **kw))],
+                         ids=["jax", "showdown", "jax-vector"])
+def test_bad_settings_are_refused_when_the_env_is_made(env_id, make, kwargs, message):
+    """Each used to be taken: a negative or zero max_decisions truncated at the first step, a str
+    failed inside JAX at reset, an unknown kind only at the first reset, without the allowed kinds."""
+    with pytest.raises(ValueError, match=message):
+        make(env_id, **kwargs)
+
+
+def test_teams_outside_gen_1_levels_are_refused():
+    from envs.pokejax.jax.env import EnvParams
+
+    for levels in ((0, 0), (50, 300), (-5, 10), (100, 50), (50.0, 100)):
+        with pytest.raises(ValueError, match=r"level_range must be a tuple \(low, high\) of levels with 1 <= low"):
+            EnvParams(level_range=levels)
+
+
+@pytest.mark.parametrize("env_id", IDS)
+def test_a_seed_past_prngkeys_range_is_refused_before_the_episode_changes(both, env_id):
+    env = both[env_id]
+    env.reset(seed=11)
+    with pytest.raises(ValueError, match=r"seed must be in \[0, 2\*\*63\)"):
+        env.reset(seed=2**63)
+    with pytest.raises(RuntimeError, match="call reset\\(\\) before step"):
+        gymnasium.make(env_id, disable_env_checker=True).unwrapped.step(0)
+
+
+def test_a_showdown_process_killed_mid_battle_is_reported_and_reset_starts_afresh():
+    """The battle lived in the Node process: the step after its death says so, the episode is over,
+    and reset() plays the seed's battle again in a fresh process (it used to fail for ever, asking
+    the restarted process to end a battle it never knew)."""
+    import os
+    import signal
+
+    from envs.pokejax.reference.showdown import ShowdownDied
+
+    env = gymnasium.make("envport/PokeShowdown-v0", disable_env_checker=True).unwrapped
+    try:
+        first, info = env.reset(seed=3)
+        action = int(np.flatnonzero(info["action_mask"])[0])
+        expected = env.step(action)
+        env.reset(seed=3)
+        os.kill(env._showdown.pid, signal.SIGKILL)
+        with pytest.raises(ShowdownDied, match="battle is lost: reset\\(\\) starts a new one"):
+            env.step(action)
+        with pytest.raises(RuntimeError, match="episode has ended"):
+            env.step(action)
+        again, _ = env.reset(seed=3)
+        assert np.array_equal(again, first)
+        replayed = env.step(action)
+        assert np.array_equal(replayed[0], expected[0]) and replayed[1:4] == expected[1:4]
+    finally:
+        env.close()
+
+
 @POKEJAX.covers("battle")
 def test_vector_env():
     # 3 envs, as every vector env of this file: the batched step compiles once per batch size
@@ -342,7 +406,9 @@ def test_native_vector_env_refuses_bad_actions(actions, message):
 def test_native_vector_env_refuses_bad_seeds_as_single_envs_do():
     envs = gymnasium.make_vec("envport/PokeJax-v0", num_envs=3)
     for bad, message in (([0, 1.5, 2], r"seed\[1\] must be an int or None, got 1.5"), ([0, 1], "expected 3 seeds"),
-                         ([0, 1, -2], r"seed\[2\] must be non-negative"), (2.5, "seed must be an int, a list")):
+                         ([0, 1, -2], r"seed\[2\] must be non-negative"), (2.5, "seed must be an int, a list"),
+                         ([None, 2**64, 3], r"seed\[1\] must be below 9223372036854775808 \(jax.random.PRNGKey"),
+                         (2**63 - 2, r"with 3 envs it must be below 9223372036854775806")):
         with pytest.raises(ValueError, match=message):
             envs.reset(seed=bad)
     envs.close()
