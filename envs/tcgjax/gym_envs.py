@@ -42,6 +42,9 @@ from shared.render_mode import checked_render_mode, warn_no_render_mode
 OPPONENT_SALT = 0x0DDBA11
 AGENT = 0
 ILLEGAL_ACTION_MODES = ("raise", "lose")
+# the game's stream takes the seed and the opponent's stream seed + OPPONENT_SALT, each below 2**64
+SEED_LIMIT = 2**64 - OPPONENT_SALT
+SEED_LIMIT_REASON = "the opponent's stream is seeded with seed + 0x0DDBA11, below 2**64: seeds must be below"
 
 
 FIXED_NAMES = tuple(sorted(FIXED_DECKS))  # the JAX env's fixed bank, in its index order
@@ -54,16 +57,44 @@ def fixed_pair(seed: int) -> tuple[int, int]:
     return seed % n, (seed // n) % n
 
 
+def checked_decks(decks: Any) -> Union[str, tuple[str, str]]:
+    """"random", "fixed", or a pair of fixed deck names (a tuple, or a list as a JSON spec gives it back)."""
+    if decks in ("random", "fixed"):
+        return decks
+    if isinstance(decks, (tuple, list)) and len(decks) == 2:
+        unknown = [name for name in decks if name not in FIXED_DECKS]
+        if not unknown:
+            return (decks[0], decks[1])
+        raise ValueError(f"no fixed deck named {unknown[0]!r}; the fixed decks are {sorted(FIXED_DECKS)}")
+    raise ValueError(f"decks is 'random', 'fixed' or a pair of fixed deck names from {sorted(FIXED_DECKS)}, "
+                     f"got {decks!r}")
+
+
 def episode_decks(decks: Union[str, tuple[str, str]], seed: int) -> tuple[E.Deck, E.Deck]:
+    decks = checked_decks(decks)
     if decks == "random":
         return random_deck(2 * seed), random_deck(2 * seed + 1)
     if decks == "fixed":
         mine, theirs = fixed_pair(seed)
         return fixed_deck(FIXED_NAMES[mine]), fixed_deck(FIXED_NAMES[theirs])
-    if not (isinstance(decks, tuple) and len(decks) == 2):
-        raise ValueError(f"decks is 'random', 'fixed' or a pair of fixed deck names from {sorted(FIXED_DECKS)}, "
-                         f"got {decks!r}")
     return fixed_deck(decks[0]), fixed_deck(decks[1])
+
+
+def check_settings(illegal_action: Any, config: Any, max_decisions: Any) -> None:
+    """The constructor arguments both engines' envs take, checked when the env is made."""
+    if illegal_action not in ILLEGAL_ACTION_MODES:
+        raise ValueError(f"illegal_action must be one of {ILLEGAL_ACTION_MODES}, got {illegal_action!r}")
+    if not isinstance(config, RuleConfig):
+        raise ValueError(f"config must be a RuleConfig (envs/tcgjax/reference/config.py), got {config!r}")
+    if isinstance(max_decisions, (bool, np.bool_)) or not isinstance(max_decisions, (int, np.integer)) \
+            or max_decisions < 1:
+        raise ValueError(f"max_decisions must be a whole number >= 1, got {max_decisions!r}")
+
+
+def check_seed(seed: Any) -> None:
+    """reset's seed, before anything changes (Gymnasium checks its type and sign)."""
+    if isinstance(seed, (int, np.integer)) and not isinstance(seed, (bool, np.bool_)) and seed >= SEED_LIMIT:
+        raise ValueError(f"seed must be in [0, 2**64 - 0x0DDBA11) ({SEED_LIMIT_REASON} {SEED_LIMIT}), got {seed}")
 
 
 def opponent_choice(stream: Stream, mask: list[bool]) -> int:
@@ -95,25 +126,26 @@ class TcgReferenceEnv(gymnasium.Env):
     def __init__(self, decks: Union[str, tuple[str, str]] = ("fire", "water"), illegal_action: str = "raise",
                  config: RuleConfig = RuleConfig(), max_decisions: int = 2000, render_mode: Optional[str] = None):
         self.render_mode = checked_render_mode(render_mode, RENDER_MODES)
-        if illegal_action not in ILLEGAL_ACTION_MODES:
-            raise ValueError(f"illegal_action must be one of {ILLEGAL_ACTION_MODES}, got {illegal_action!r}")
-        episode_decks(decks, 0)  # fail now on a bad deck name
+        check_settings(illegal_action, config, max_decisions)
+        decks = checked_decks(decks)
         self.decks, self.illegal_action, self.config, self.max_decisions = decks, illegal_action, config, max_decisions
         self.observation_space = spaces.Box(0.0, 1.0, shape=(OBS_SIZE,), dtype=np.float32)
         self.action_space = spaces.Discrete(A.NUM_ACTIONS)
         self.game: Optional[E.Game] = None
         self._opponent: Optional[Stream] = None
         self._decisions = 0
+        self._done = True
         self._last_obs: Optional[np.ndarray] = None
 
     def reset(self, *, seed: Optional[int] = None, options: Optional[dict] = None):
+        check_seed(seed)
         super().reset(seed=seed)
         if seed is None:
             seed = int(self.np_random.integers(2**31))
         deck0, deck1 = episode_decks(self.decks, seed)
         self.game = E.new_game(deck0, deck1, seed, self.config)
         self._opponent = Stream(seed + OPPONENT_SALT)
-        self._decisions = 0
+        self._decisions, self._done = 0, False
         self._play_opponent()
         obs = observe(self.game, AGENT)
         return obs, self._info(obs)
@@ -141,7 +173,9 @@ class TcgReferenceEnv(gymnasium.Env):
         return 0.0 if winner in (E.ONGOING, DRAW) else (1.0 if winner == AGENT else -1.0)
 
     def step(self, action):
-        if self.game is None or self.game.winner != E.ONGOING:
+        if self.game is None:
+            raise RuntimeError("call reset() before step()")
+        if self._done:  # a finished game, or one truncated at max_decisions (the JAX env refuses both alike)
             raise RuntimeError("the episode has ended: call reset() before step()")
         value = validate_action(action)
         reason = E.why_illegal(self.game, value)
@@ -150,6 +184,7 @@ class TcgReferenceEnv(gymnasium.Env):
                 raise ValueError(f"action {value} ({A.decode(value)}) is illegal: {reason}; legal actions: "
                                  f"{E.legal_actions(self.game)}")
             self.game.winner, self.game.phase = 1 - AGENT, "over"
+            self._done = True
             obs = observe(self.game, AGENT)
             return obs, -1.0, True, False, {**self._info(obs), "illegal_action": True}
         E.step(self.game, value)
@@ -157,6 +192,7 @@ class TcgReferenceEnv(gymnasium.Env):
         self._decisions += 1
         terminated = self.game.winner != E.ONGOING
         truncated = not terminated and self._decisions >= self.max_decisions
+        self._done = terminated or truncated
         obs = observe(self.game, AGENT)
         return obs, self._reward(), terminated, truncated, self._info(obs)
 

@@ -420,11 +420,20 @@ def main(argv=None) -> int:
 
     from rich.progress import track
 
+    def at_least(minimum: int):
+        def parse(text: str) -> int:
+            value = int(text)
+            if value < minimum:
+                raise argparse.ArgumentTypeError(f"must be at least {minimum}, got {value}")
+            return value
+
+        return parse
+
     parser = argparse.ArgumentParser(description="L3 by hand: the reference against the JAX engine")
-    parser.add_argument("--games", type=int, default=100)
-    parser.add_argument("--first", type=int, default=0)
+    parser.add_argument("--games", type=at_least(1), default=100)
+    parser.add_argument("--first", type=at_least(0), default=0)
     parser.add_argument("--tally", action="store_true", help="print what the games exercised")
-    parser.add_argument("--batch", type=int, default=64, help="games the JAX engine steps at once")
+    parser.add_argument("--batch", type=at_least(1), default=64, help="games the JAX engine steps at once")
     args = parser.parse_args(argv)
     events: collections.Counter = collections.Counter()
     winners: collections.Counter = collections.Counter()
@@ -437,7 +446,11 @@ def main(argv=None) -> int:
                 return 1
             events.update(report.events)
             winners[report.winner] += 1
-    print(f"{args.games} games equal; winners: player 0 {winners[0]}, player 1 {winners[1]}, draws {winners[2]}")
+    compared = sum(winners.values())  # the games actually played on both engines, not the number asked for
+    if compared != args.games:
+        print(f"compared {compared} games of the {args.games} asked for")
+        return 1
+    print(f"{compared} games equal; winners: player 0 {winners[0]}, player 1 {winners[1]}, draws {winners[2]}")
     if args.tally:
         for key, count in sorted(events.items()):
             print(f"  {key}: {count}")

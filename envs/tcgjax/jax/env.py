@@ -76,6 +76,9 @@ def deck_arrays(decks, config: RuleConfig = RuleConfig()) -> tuple[np.ndarray, n
 
 def deck_bank(decks, config: RuleConfig = RuleConfig()) -> EnvParams:
     """EnvParams over a list of reference Decks, each legal under `config`."""
+    decks = list(decks)
+    if not decks:  # reset draws a deck index below the bank's size: an empty bank has none to draw
+        raise ValueError("a deck bank needs at least one deck")
     return EnvParams(*(jnp.asarray(array) for array in deck_arrays(decks, config)))
 
 
@@ -84,6 +87,8 @@ def fixed_bank(config: RuleConfig = RuleConfig()) -> EnvParams:
 
 
 def random_bank(size: int = 256, seed: int = 0, config: RuleConfig = RuleConfig()) -> EnvParams:
+    if isinstance(size, bool) or not isinstance(size, (int, np.integer)) or size < 1:
+        raise ValueError(f"a random bank's size must be a whole number >= 1, got {size!r}")
     return deck_bank([random_deck(seed * 100_003 + i) for i in range(size)], config)
 
 

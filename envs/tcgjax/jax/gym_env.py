@@ -24,9 +24,11 @@ import numpy as np
 from gymnasium import spaces
 
 from envs.tcgjax.gym_envs import (
-    ILLEGAL_ACTION_MODES,
     OPPONENT_SALT,
     RENDER_MODES,
+    check_seed,
+    check_settings,
+    checked_decks,
     episode_decks,
     render_text,
     validate_action,
@@ -64,12 +66,12 @@ def episode_inputs(decks: Union[str, tuple[str, str]], seed: int,
     return (*deck_arrays(episode_decks(decks, seed), config), np.uint32(seed & 0xFFFFFFFF), np.uint32(seed >> 32))
 
 
-def check_arguments(decks, illegal_action: str, config: RuleConfig) -> None:
-    """The reference env's checks, and the JAX state's capacities (jax/tables.py check_capacity)."""
-    if illegal_action not in ILLEGAL_ACTION_MODES:
-        raise ValueError(f"illegal_action must be one of {ILLEGAL_ACTION_MODES}, got {illegal_action!r}")
-    episode_decks(decks, 0)  # fail now on a bad deck name
+def check_arguments(decks, illegal_action: str, config: RuleConfig, max_decisions: int) -> Union[str, tuple[str, str]]:
+    """The reference env's checks, and the JAX state's capacities (jax/tables.py check_capacity);
+    returns the decks as the envs keep them (a pair as a tuple)."""
+    check_settings(illegal_action, config, max_decisions)
     check_capacity(config)
+    return checked_decks(decks)
 
 
 def illegal_action_message(value: int, mask: np.ndarray) -> str:
@@ -84,7 +86,7 @@ class TcgJaxGymEnv(gymnasium.Env):
                  config: RuleConfig = RuleConfig(), max_decisions: int = 2000, render_mode: Optional[str] = None):
         refuse_if_forked_from_jax("envport/TcgPocketJax-v0")
         self.render_mode = checked_render_mode(render_mode, RENDER_MODES)
-        check_arguments(decks, illegal_action, config)
+        decks = check_arguments(decks, illegal_action, config, max_decisions)
         self.decks, self.illegal_action, self.config, self.max_decisions = decks, illegal_action, config, max_decisions
         self.observation_space = spaces.Box(0.0, 1.0, shape=(OBS_SIZE,), dtype=np.float32)
         self.action_space = spaces.Discrete(A.NUM_ACTIONS)
@@ -106,6 +108,7 @@ class TcgJaxGymEnv(gymnasium.Env):
         return _single_functions(self.config)[1]
 
     def reset(self, *, seed: Optional[int] = None, options: Optional[dict] = None):
+        check_seed(seed)
         super().reset(seed=seed)
         if seed is None:
             seed = int(self.np_random.integers(2**31))
@@ -129,6 +132,8 @@ class TcgJaxGymEnv(gymnasium.Env):
         return render_text(self)
 
     def step(self, action):
+        if self._state is None:
+            raise RuntimeError("call reset() before step()")
         if self._done:
             raise RuntimeError("the episode has ended: call reset() before step()")
         value = validate_action(action)

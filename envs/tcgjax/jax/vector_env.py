@@ -32,7 +32,7 @@ from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
 from envs.tcgjax.describe import describe_observation
-from envs.tcgjax.gym_envs import RENDER_MODES
+from envs.tcgjax.gym_envs import RENDER_MODES, SEED_LIMIT, SEED_LIMIT_REASON
 from envs.tcgjax.jax.env import NO_ACTION
 from envs.tcgjax.jax.gym_env import check_arguments, episode_inputs, functional_env, illegal_action_message
 from envs.tcgjax.reference import actions as A
@@ -92,7 +92,9 @@ class TcgJaxVectorEnv(VectorEnv):
         self.num_envs = checked_num_envs(num_envs)
         self.autoreset_mode = checked_autoreset_mode(autoreset_mode)
         self.metadata = {**self.metadata, "autoreset_mode": self.autoreset_mode}
-        check_arguments(decks, illegal_action, config)
+        decks = check_arguments(decks, illegal_action, config, max_decisions)
+        if not isinstance(gather, (bool, np.bool_)):
+            raise ValueError(f"gather must be a bool, got {gather!r}")
         filler = episode_inputs(decks, 0, config)
         self._filler_batch = tuple(jnp.asarray(np.stack([part] * self.num_envs)) for part in filler)
         self.decks, self.illegal_action, self.config, self.max_decisions = decks, illegal_action, config, max_decisions
@@ -101,7 +103,8 @@ class TcgJaxVectorEnv(VectorEnv):
         self.single_action_space = spaces.Discrete(A.NUM_ACTIONS)
         self.observation_space = batch_space(self.single_observation_space, self.num_envs)
         self.action_space = batch_space(self.single_action_space, self.num_envs)
-        self._seeds = EpisodeSeeds(self.num_envs)  # each env's episode seeds, as the single envs draw theirs
+        # each env's episode seeds, as the single envs draw theirs (and within their range)
+        self._seeds = EpisodeSeeds(self.num_envs, limit=SEED_LIMIT, limit_reason=SEED_LIMIT_REASON)
         self._states = None
         self._obs = np.zeros((self.num_envs, OBS_SIZE), np.float32)
         self._masks = np.zeros((self.num_envs, A.NUM_ACTIONS), bool)

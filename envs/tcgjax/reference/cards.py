@@ -180,11 +180,16 @@ def load_pool(path: Optional[str] = None) -> CardPool:
     return CardPool(json.loads(Path(path or DATA).read_text()))
 
 
-def main() -> int:
+def main(argv=None) -> int:
     """python -m envs.tcgjax.reference.cards: the coverage table (playable cards per op kind, exclusions)."""
+    import argparse
     import collections
 
-    pool = load_pool()
+    parser = argparse.ArgumentParser(description="Card coverage: the playable cards per effect op kind, and the "
+                                                 "cards excluded with the reason")
+    parser.add_argument("--data", default=None, help=f"the card records (default: {DATA})")
+    args = parser.parse_args(argv)
+    pool = load_pool(args.data)
     kinds: collections.Counter = collections.Counter()
     for card in pool.playable():
         programs = [a.program for a in card.attacks] + [card.ability, card.program]

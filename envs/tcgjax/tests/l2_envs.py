@@ -74,7 +74,7 @@ def test_bad_actions_are_clear_errors():
             env.step(bad)
     with pytest.raises(ValueError, match="decks"):
         TcgReferenceEnv(decks="mystery")
-    with pytest.raises(KeyError, match="fixed deck"):
+    with pytest.raises(ValueError, match=r"no fixed deck named 'mystery'; the fixed decks are \["):
         TcgReferenceEnv(decks=("fire", "mystery"))
     with pytest.raises(ValueError, match="illegal_action"):
         TcgReferenceEnv(illegal_action="ignore")

@@ -99,9 +99,10 @@ def test_jax_gym_env_refuses_bad_input_before_playing():
         TcgJaxGymEnv(illegal_action="ignore")
     with pytest.raises(ValueError, match="max_energy_types 4"):
         TcgJaxGymEnv(config=RuleConfig(max_energy_types=4))
-    for seed in (2**64, 2**64 - 1):  # the game's stream, then the opponent's (seed + its salt), out of range
+    # past the game's stream's range, then the opponent's (seed + its salt), then its first seed out of range
+    for seed in (2**64, 2**64 - 1, 2**64 - 0x0DDBA11):
         for backend in (TcgReferenceEnv, TcgJaxGymEnv):
-            with pytest.raises(ValueError, match=r"seed must be in \[0, 2\*\*64\)"):
+            with pytest.raises(ValueError, match=r"seed must be in \[0, 2\*\*64 - 0x0DDBA11\) .*got " + str(seed)):
                 backend().reset(seed=seed)
     ended = TcgJaxGymEnv(illegal_action="lose")
     _, info = ended.reset(seed=1)
