@@ -39,7 +39,7 @@ from shared.vector_actions import check_discrete_actions
 from shared.vector_settings import checked_num_envs
 
 from .jax import env as jax_pong
-from .params import NUM_ACTIONS, OBSERVATION_SIZE, PongConfig
+from .params import NUM_ACTIONS, OBSERVATION_SIZE, PongConfig, observation_bounds
 from .reference.c_pong import CPongVec, validate_env_seeds
 from .render import draw_frame
 
@@ -51,11 +51,29 @@ def _list_seed(per_env_seeds: np.ndarray) -> int:
     return int(np.random.SeedSequence([int(seed) for seed in per_env_seeds]).generate_state(1)[0])
 
 
-def _observation_space() -> spaces.Box:
-    return spaces.Box(low=0.0, high=1.0, shape=(OBSERVATION_SIZE,), dtype=np.float32)
+def _observation_space(config: PongConfig) -> spaces.Box:
+    low, high = observation_bounds(config)  # PufferLib's Box(0, 1) is a little too narrow: params.py says why
+    return spaces.Box(low=low, high=high, shape=(OBSERVATION_SIZE,), dtype=np.float32)
+
+
+def _config(config: Optional[PongConfig], overrides: dict) -> PongConfig:
+    if config is None:
+        return PongConfig(**overrides)
+    if not isinstance(config, PongConfig):
+        raise TypeError(f"config must be a PongConfig, got {type(config).__name__}")
+    if overrides:
+        raise ValueError(f"give either config= or PongConfig's fields, not both: {sorted(overrides)} would be "
+                         f"ignored (use dataclasses.replace(config, ...))")
+    return config
 
 
 ACTION_MEANING = "0 stay, 1 up, 2 down"
+
+
+def _refuse_bool_seed(seed) -> None:
+    # True is an int to Python and would seed as 1; a list's entries are checked alike (EpisodeSeeds)
+    if isinstance(seed, (bool, np.bool_)):
+        raise TypeError(f"seed must be an int or None, got {seed!r}")
 
 
 def _single_action(action) -> int:
@@ -78,8 +96,8 @@ class _PongEnvBase(gymnasium.Env):
 
     def __init__(self, config: Optional[PongConfig] = None, render_mode: Optional[str] = None,
                  **config_overrides: Any):
-        self.config = config or PongConfig(**config_overrides)
-        self.observation_space = _observation_space()
+        self.config = _config(config, config_overrides)
+        self.observation_space = _observation_space(self.config)
         self.action_space = spaces.Discrete(NUM_ACTIONS)
         _render_setup(self, render_mode, self.config)
 
@@ -91,6 +109,7 @@ class _PongEnvBase(gymnasium.Env):
         return draw_frame(self._drawn_fields(), self.config)
 
     def _c_seed(self, seed: Optional[int]) -> int:
+        _refuse_bool_seed(seed)
         if seed is not None:
             if not -_C_SEED_LIMIT <= seed < _C_SEED_LIMIT:
                 raise ValueError(f"seed must fit a C int, got {seed}")
@@ -163,9 +182,9 @@ class _PongVectorBase(VectorEnv):
     def __init__(self, num_envs: int, config: Optional[PongConfig], render_mode: Optional[str],
                  config_overrides: dict):
         self.num_envs = checked_num_envs(num_envs)
-        self.config = config or PongConfig(**config_overrides)
+        self.config = _config(config, config_overrides)
         _render_setup(self, render_mode, self.config)
-        self.single_observation_space = _observation_space()
+        self.single_observation_space = _observation_space(self.config)
         self.single_action_space = spaces.Discrete(NUM_ACTIONS)
         self.observation_space = gymnasium.vector.utils.batch_space(self.single_observation_space, self.num_envs)
         self.action_space = gymnasium.vector.utils.batch_space(self.single_action_space, self.num_envs)
@@ -174,6 +193,7 @@ class _PongVectorBase(VectorEnv):
         self._episode_seeds = EpisodeSeeds(self.num_envs)  # for list resets: each env's own generator
 
     def _vector_seed(self, seed: Optional[int]) -> int:
+        _refuse_bool_seed(seed)
         if seed is None:
             if not self._seeded:
                 self._np_random, self._np_random_seed = gymnasium.utils.seeding.np_random(None)
@@ -238,6 +258,8 @@ class CPongVectorEnv(_PongVectorBase):
         return observations, {}
 
     def step(self, actions):
+        if self._needs_reset:  # C would step games that were never served
+            raise RuntimeError("call reset() before step()")
         observations, rewards, terminals = self._env.step(self._check_actions(actions))
         return (observations.copy(), rewards.copy(), terminals.astype(bool),
                 np.zeros(self.num_envs, dtype=bool), {})

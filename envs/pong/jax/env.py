@@ -254,9 +254,13 @@ def _frame(state: EnvState, active, paddle_dir, reward, done, params: EnvParams)
 def step(key: jax.Array, state: EnvState, action, params: EnvParams = EnvParams()):
     """C's c_step for one env. `key` is unused (Pong's only randomness is its rand() stream); it is
     kept for the gymnax signature. Actions outside {0, 1, 2} mean 'stay', as in C: the Gymnasium
-    wrappers reject them before they get here."""
+    wrappers reject them before they get here (a traced value cannot be checked); a shape or dtype,
+    known when the step is traced, is checked here."""
     del key
     action = jnp.asarray(action)
+    if action.shape != () or not jnp.issubdtype(action.dtype, jnp.integer):
+        raise ValueError(f"one Pong env's action is one integer (0 stay, 1 up, 2 down), got shape {action.shape} "
+                         f"dtype {action.dtype}; step a batch with jax.vmap")
     paddle_dir = jnp.where(action == 1, F32(1), jnp.where(action == 2, F32(-1), F32(0)))
     state = state.replace(tick=state.tick + 1)
     # `active` is a Python True for the first frame (nothing to mask), then a traced flag that

@@ -12,6 +12,7 @@ from gymnasium.utils.env_checker import check_env
 from hypothesis import given, settings
 
 import envs.pong  # noqa: F401  (registers envport/Pong-v0 and envport/PongJax-v0)
+from envs.pong.params import PongConfig
 from envs.pong.reference import build, sdist
 from envs.pong.reference.c_pong import CPongVec
 from shared.verification.strategies import invalid_discrete_actions
@@ -246,3 +247,78 @@ def test_async_vector_env_after_jax_started_errs_or_works_but_never_hangs(tmp_pa
     else:
         assert done.returncode == 0, done.stderr[-3000:]
         assert done.stdout.strip().endswith("stepped (2, 8)")
+
+
+def test_c_vector_env_refuses_to_step_before_reset():
+    # C would step games that were never served (paddle at -8, ball at rest in a corner)
+    vector = gymnasium.make_vec(IDS[0], num_envs=2)
+    with pytest.raises(RuntimeError, match="reset"):
+        vector.step(np.zeros(2, dtype=np.int64))
+    vector.close()
+
+
+@pytest.mark.parametrize("env_id", IDS)
+def test_every_observation_lies_in_the_declared_space(env_id):
+    """PufferLib's Box(0, 1) is too narrow (the ball's x after a left paddle hit and its y after a wall
+    bounce are not clipped); the declared space holds every observation of long random play, and is
+    needed: observations 2 and 3 do go below 0."""
+    vector = gymnasium.make_vec(env_id, num_envs=32)
+    space = vector.single_observation_space
+    observations, _ = vector.reset(seed=5)
+    rng = np.random.default_rng(0)
+    lowest = observations.min(axis=0)
+    for _ in range(3000):
+        assert all(space.contains(row) for row in observations), observations
+        observations, *_ = vector.step(rng.integers(0, 3, 32))
+        lowest = np.minimum(lowest, observations.min(axis=0))
+    vector.close()
+    assert lowest[2] < 0 and lowest[3] < 0
+    assert space.low[2] == pytest.approx(-10 / 500, rel=1e-6) and space.low[3] == pytest.approx(-13 / 640, rel=1e-6)
+
+
+@pytest.mark.parametrize("fields, error, message", [
+    ({"width": 0.0}, ValueError, "width must be a finite number > 0"),
+    ({"ball_initial_speed_x": float("nan")}, ValueError, "ball_initial_speed_x must be a finite number"),
+    ({"paddle_speed": -8.0}, ValueError, "paddle_speed must be a finite number >= 0"),
+    ({"frameskip": 2.5}, TypeError, "frameskip must be an int"),
+    ({"frameskip": "8"}, TypeError, "frameskip must be an int"),
+    ({"max_score": 0}, ValueError, "max_score must be at least 1"),
+    ({"height": "640"}, TypeError, "height must be a number"),
+    ({"paddle_height": 700.0}, ValueError, "must fit the court"),
+])
+def test_a_game_that_cannot_be_played_is_refused(fields, error, message):
+    with pytest.raises(error, match=message):
+        PongConfig(**fields)
+    with pytest.raises(error, match=message):
+        gymnasium.make(IDS[1], **fields)
+
+
+@pytest.mark.parametrize("env_id", IDS)
+def test_config_and_its_fields_together_are_refused_not_ignored(env_id):
+    with pytest.raises(ValueError, match=r"either config= or PongConfig's fields.*\['frameskip'\]"):
+        gymnasium.make(env_id, config=PongConfig(), frameskip=8)
+    with pytest.raises(ValueError, match="either config="):
+        gymnasium.make_vec(env_id, num_envs=2, config=PongConfig(), frameskip=8)
+    with pytest.raises(TypeError, match="config must be a PongConfig"):
+        gymnasium.make(env_id, config={"frameskip": 8})
+
+
+@pytest.mark.parametrize("env_id", IDS)
+def test_a_bool_seed_is_refused_as_in_a_list(env_id):
+    with pytest.raises(TypeError, match="seed must be an int or None, got True"):
+        gymnasium.make(env_id).reset(seed=True)
+    with pytest.raises(TypeError, match="seed must be an int or None, got True"):
+        gymnasium.make_vec(env_id, num_envs=2).reset(seed=True)
+
+
+@pytest.mark.parametrize("action", [1.7, np.float32(1.0), np.array([1, 2], np.int32), np.zeros((1,), np.int32)])
+def test_the_functional_step_checks_what_it_can_see_when_traced(action):
+    """Values cannot be checked inside jit (out-of-range ints mean 'stay', as in C, and the Gymnasium envs
+    refuse them), but a float or a batch handed to the one-env step is known at trace time."""
+    import jax
+
+    from envs.pong.jax import env as pong
+
+    _, state = pong.reset(jax.random.PRNGKey(0))
+    with pytest.raises(ValueError, match="one Pong env's action is one integer .*step a batch with jax.vmap"):
+        pong.step(None, state, action)
