@@ -46,6 +46,8 @@ def checked_action(action: Any, shape: tuple) -> np.ndarray:
 def checked_params(dtype: str, forward_reward_weight: float, ctrl_cost_weight: float, reset_noise_scale: float,
                    frame_skip: int) -> jax_cheetah.EnvParams:
     """HalfCheetah-v5's arguments as the JAX env's params, refused with a message when v5 would misbehave."""
+    if dtype not in ("float32", "float64"):
+        raise ValueError(f"dtype must be 'float32' or 'float64', got {dtype!r}")
     for name, value in (("forward_reward_weight", forward_reward_weight), ("ctrl_cost_weight", ctrl_cost_weight),
                         ("reset_noise_scale", reset_noise_scale)):
         if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.number)) \
@@ -61,6 +63,14 @@ def checked_params(dtype: str, forward_reward_weight: float, ctrl_cost_weight: f
         max_steps=2**30)  # the TimeLimit wrapper (or the vector env) truncates
     jax_cheetah._dtype(params)  # fail now, not at the first step, if float64 lacks x64
     return params
+
+
+def checked_exclude_x(exclude_current_positions_from_observation: Any) -> bool:
+    """v5's flag, a bool: a string such as "no" would otherwise count as True."""
+    if not isinstance(exclude_current_positions_from_observation, (bool, np.bool_)):
+        raise ValueError(f"exclude_current_positions_from_observation must be a bool, got "
+                         f"{exclude_current_positions_from_observation!r}")
+    return bool(exclude_current_positions_from_observation)
 
 
 def observation_space(exclude_x: bool) -> spaces.Box:
@@ -123,9 +133,9 @@ class HalfCheetahJaxEnv(gymnasium.Env):
         self.params = checked_params(dtype, forward_reward_weight, ctrl_cost_weight, reset_noise_scale, frame_skip)
         self.render_mode = checked_render_mode(render_mode, RENDER_MODES)
         self.metadata = {**type(self).metadata, "render_fps": render_fps(self.params.frame_skip)}
-        self._frames = MujocoFrames(render_mode, self.params.frame_skip, checked_render_arguments(render_arguments)) \
-            if render_mode else None
-        self._exclude_x = bool(exclude_current_positions_from_observation)
+        render_arguments = checked_render_arguments(render_arguments)  # a misspelt argument fails with or without a renderer
+        self._frames = MujocoFrames(render_mode, self.params.frame_skip, render_arguments) if render_mode else None
+        self._exclude_x = checked_exclude_x(exclude_current_positions_from_observation)
         self.observation_space = observation_space(self._exclude_x)
         self.action_space = spaces.Box(-1.0, 1.0, (jax_cheetah.ACTION_SIZE,), np.float32)
         params, exclude_x = self.params, self._exclude_x

@@ -35,7 +35,10 @@ def checked_render_arguments(arguments: dict[str, Any]) -> dict[str, Any]:
     """The renderer's keyword arguments (HalfCheetah-v5's own: width, height, camera_id, camera_name)."""
     unknown = sorted(set(arguments) - set(RENDER_ARGUMENTS))
     if unknown:
-        raise TypeError(f"unexpected keyword arguments {unknown}; the renderer takes {list(RENDER_ARGUMENTS)}")
+        raise TypeError(f"unexpected keyword arguments {unknown}: the env takes HalfCheetah-v5's forward_reward_weight, "
+                        f"ctrl_cost_weight, reset_noise_scale, exclude_current_positions_from_observation and "
+                        f"frame_skip, and dtype, and the renderer takes {list(RENDER_ARGUMENTS)}; the model is "
+                        f"v5's own half_cheetah.xml (no xml_file)")
     for name in ("width", "height"):
         value = arguments.get(name)
         if value is not None and (isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1):

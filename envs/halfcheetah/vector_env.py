@@ -33,7 +33,16 @@ from shared.jax_fork_guard import refuse_if_forked_from_jax
 from shared.render_mode import checked_render_mode, warn_no_render_mode
 from shared.vector_settings import checked_autoreset_mode, checked_max_episode_steps, checked_num_envs
 
-from .gym_envs import checked_action, checked_params, observation_space, observe, packed_step, reset_noise, unpacked
+from .gym_envs import (
+    checked_action,
+    checked_exclude_x,
+    checked_params,
+    observation_space,
+    observe,
+    packed_step,
+    reset_noise,
+    unpacked,
+)
 from .jax import env as jax_cheetah
 from .reference.mujoco_ref import RESET_NOISE_SCALE
 from .render import RENDER_MODES, MujocoFrames, checked_render_arguments, render_fps
@@ -72,7 +81,7 @@ class HalfCheetahJaxVectorEnv(VectorEnv):
         self.metadata = {**self.metadata, "autoreset_mode": self.autoreset_mode}
         self.params = checked_params(dtype, forward_reward_weight, ctrl_cost_weight, reset_noise_scale, frame_skip)
         self.metadata["render_fps"] = render_fps(self.params.frame_skip)
-        exclude_x = bool(exclude_current_positions_from_observation)
+        exclude_x = checked_exclude_x(exclude_current_positions_from_observation)
         self.single_observation_space = observation_space(exclude_x)
         self.single_action_space = spaces.Box(-1.0, 1.0, (jax_cheetah.ACTION_SIZE,), np.float32)
         self.observation_space = batch_space(self.single_observation_space, self.num_envs)

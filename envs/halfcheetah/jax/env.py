@@ -109,6 +109,9 @@ def physics(params: EnvParams, state: EnvState, action: jax.Array, pm: PlanarMod
 
 
 def step_no_reset(state: EnvState, action: jax.Array, params: EnvParams = EnvParams()):
+    if jnp.shape(action) != (ACTION_SIZE,):  # known when traced; a batch goes through jax.vmap
+        raise ValueError(f"one HalfCheetah's action is {ACTION_SIZE} torques, shape ({ACTION_SIZE},), got shape "
+                         f"{jnp.shape(action)}; step a batch with jax.vmap")
     pm = planar_model()
     dtype = _dtype(params)
     action = jnp.asarray(action, dtype)

@@ -2,7 +2,7 @@
 operations. The matrix is anything indexed a[i][j] (an (n, n, ...) array or nested lists of
 entries), the right-hand side b[i]; batch axes trail (layout.py), so each scalar operation is one
 elementwise op over the batch, which XLA fuses. (The batched LAPACK call this replaces is slower
-at this size and can stall XLA's CPU thread pool, ../shared/jax-cpu-notes.md.)"""
+at this size and can stall XLA's CPU thread pool: the env's README, "The XLA CPU hang".)"""
 
 from __future__ import annotations
 

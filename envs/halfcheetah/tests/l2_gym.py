@@ -76,12 +76,29 @@ def test_halfcheetah_v5_arguments_mean_the_same_on_both(kwargs):
     ({"frame_skip": 0}, "frame_skip must be a positive int"), ({"frame_skip": 2.0}, "frame_skip"),
     ({"ctrl_cost_weight": float("nan")}, "ctrl_cost_weight must be a finite number"),
     ({"forward_reward_weight": "1"}, "forward_reward_weight"), ({"reset_noise_scale": -0.1}, "at least 0"),
+    ({"dtype": "float16"}, "dtype must be 'float32' or 'float64'"), ({"dtype": "int32"}, "dtype must be"),
+    ({"exclude_current_positions_from_observation": "no"}, "must be a bool, got 'no'"),
 ])
 def test_bad_v5_arguments_are_refused(kwargs, message):
     from envs.halfcheetah.gym_envs import HalfCheetahJaxEnv
+    from envs.halfcheetah.vector_env import HalfCheetahJaxVectorEnv
 
     with pytest.raises(ValueError, match=message):
         HalfCheetahJaxEnv(**kwargs)
+    with pytest.raises(ValueError, match=message):
+        HalfCheetahJaxVectorEnv(num_envs=2, **kwargs)
+
+
+@pytest.mark.parametrize("kwargs", [{"ctrl_cost_weigth": 0.05}, {"xml_file": "/nonexistent.xml"}],
+                         ids=["misspelt", "xml_file"])
+@pytest.mark.parametrize("render_mode", [None, "rgb_array"])
+def test_an_argument_the_env_does_not_take_is_refused_with_or_without_a_renderer(kwargs, render_mode):
+    """It used to be checked only when rendering, and silently dropped otherwise."""
+    for make in (lambda: gymnasium.make("envport/HalfCheetahJax-v0", render_mode=render_mode, **kwargs),
+                 lambda: gymnasium.make_vec("envport/HalfCheetahJax-v0", num_envs=2, render_mode=render_mode, **kwargs)):
+        with pytest.raises(TypeError, match=rf"unexpected keyword arguments \['{next(iter(kwargs))}'\]: the env takes "
+                                            r"HalfCheetah-v5's forward_reward_weight.*no xml_file"):
+            make()
 
 
 @CHEETAH.covers("env")
@@ -132,3 +149,15 @@ def test_float64_without_x64_is_a_clear_error():
     # other test files in the same process may have turned x64 on: turn it off here
     with jax.enable_x64(False), pytest.raises(ValueError, match="jax_enable_x64"):
         HalfCheetahJaxEnv(dtype="float64")
+
+
+@pytest.mark.parametrize("shape", [(5,), (2, 6), ()])
+def test_the_functional_step_refuses_an_action_of_another_shape(shape):
+    """Known when the step is traced: a batch must go through jax.vmap, not into the one-env step."""
+    import jax
+
+    from envs.halfcheetah.jax import env as jax_cheetah
+
+    _, state = jax_cheetah.reset(jax.random.PRNGKey(0))
+    with pytest.raises(ValueError, match=r"one HalfCheetah's action is 6 torques, shape \(6,\), got shape"):
+        jax_cheetah.step(jax.random.PRNGKey(1), state, np.zeros(shape, np.float32))
