@@ -7,6 +7,8 @@ from __future__ import annotations
 import gymnasium
 import numpy as np
 
+from shared.render_mode import warn_no_render_mode
+
 from .reference.pyboy_ref import GREY_PALETTE
 
 # RGB of each DMG shade (0 white .. 3 black) as PyBoy draws it.
@@ -22,9 +24,16 @@ class EmulatorEnv(gymnasium.Env):
         if self._closed:
             raise RuntimeError(f"this {type(self).__name__} is closed: make a new env")
 
+    @staticmethod
+    def _refuse_bool_seed(seed) -> None:
+        # Gymnasium's seeding takes True as 1; the vector envs refuse bools, and so do the single ones
+        if isinstance(seed, (bool, np.bool_)):
+            raise ValueError(f"seed must be an int or None, got {seed!r}")
+
     def render(self):
         self._refuse_if_closed()
         if self.render_mode != "rgb_array":
+            warn_no_render_mode("rgb_array")  # as Gymnasium's own envs and the repo's others warn
             return None
         return GREYS[self._emulator.screen_shades()]
 

@@ -26,12 +26,14 @@ from shared.render_mode import checked_render_mode
 
 from . import game2048
 from .emulator_env import EmulatorEnv
+from .rom_env import check_timing
 from .vector_2048 import Game2048RustVectorEnv
 
 MAX_EPISODE_STEPS = 1000
 
 
 def _make_game(backend: str, render: bool, timing: str, sound_emulated: bool) -> game2048.Game2048:
+    check_timing(backend, timing)
     if backend == "pyboy":
         from .reference.pyboy_ref import PyBoyGameBoy
 
@@ -71,6 +73,7 @@ class Game2048Env(EmulatorEnv):
 
     def reset(self, *, seed: Optional[int] = None, options: Optional[dict] = None):
         self._refuse_if_closed()
+        self._refuse_bool_seed(seed)
         super().reset(seed=seed)
         delay = int(self.np_random.integers(game2048.MAX_START_DELAY))
         observation = self._game.reset(delay)

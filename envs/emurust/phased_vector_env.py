@@ -29,7 +29,8 @@ import numpy as np
 from gymnasium.utils import seeding
 from gymnasium.vector import AutoresetMode
 
-from shared.render_mode import checked_render_mode
+from shared.episode_seeds import EpisodeSeeds
+from shared.render_mode import checked_render_mode, warn_no_render_mode
 from shared.vector_actions import check_discrete_actions
 from shared.vector_settings import checked_autoreset_mode, checked_max_episode_steps, checked_num_envs
 
@@ -37,6 +38,8 @@ from .build_ext import load_core
 from .emulator_env import GREYS, load_start_state
 
 Phases = Sequence[tuple[int, int]]
+# Rayon threads: more than this is a mistake (0 asks for one per core)
+MAX_THREADS = 1024
 
 
 class _Console:
@@ -65,6 +68,11 @@ class PhasedVectorEnv(gymnasium.vector.VectorEnv):
         checked_render_mode(render_mode, self.metadata["render_modes"])
         if timing not in ("pyboy", "dmg"):
             raise ValueError(f"timing must be 'pyboy' or 'dmg', got {timing!r}")
+        if not isinstance(sound_emulated, (bool, np.bool_)):
+            raise ValueError(f"sound_emulated must be a bool, got {sound_emulated!r}")
+        if isinstance(threads, (bool, np.bool_)) or not isinstance(threads, (int, np.integer)) \
+                or not 0 <= threads <= MAX_THREADS:
+            raise ValueError(f"threads must be an int in [0, {MAX_THREADS}] (0: one per core), got {threads!r}")
         self.num_envs = checked_num_envs(num_envs)
         self.max_episode_steps = checked_max_episode_steps(max_episode_steps)
         self.autoreset_mode = checked_autoreset_mode(autoreset_mode)
@@ -143,14 +151,9 @@ class PhasedVectorEnv(gymnasium.vector.VectorEnv):
     def reset(self, *, seed: Optional[Union[int, Sequence[Optional[int]]]] = None, options: Optional[dict] = None):
         self._refuse_if_closed()
         super().reset(seed=None)
-        if seed is None:
-            seeds: list[Optional[int]] = [None] * self.num_envs
-        elif isinstance(seed, (int, np.integer)):
-            seeds = [int(seed) + i for i in range(self.num_envs)]
-        else:
-            seeds = list(seed)
-            if len(seeds) != self.num_envs:
-                raise ValueError(f"seed has {len(seeds)} entries, expected num_envs={self.num_envs}")
+        # None, an int (env i seeded seed + i) or one int or None per env, each checked as Gymnasium's
+        # seeding checks a single env's (and bools refused)
+        seeds = EpisodeSeeds(self.num_envs).per_env(seed)
         for i, env_seed in enumerate(seeds):
             if env_seed is not None:
                 self._generators[i] = seeding.np_random(env_seed)[0]
@@ -212,6 +215,7 @@ class PhasedVectorEnv(gymnasium.vector.VectorEnv):
         palette, as `SyncVectorEnv.render` gives the single envs' frames; None otherwise."""
         self._refuse_if_closed()
         if self.render_mode != "rgb_array":
+            warn_no_render_mode("rgb_array")
             return None
         return tuple(GREYS[self._vec.screens()])
 

@@ -63,6 +63,9 @@ StartState = Union[bytes, str, os.PathLike, None]
 def counter_increase(address: int, size: int = 1, byteorder: str = "little") -> Reward:
     """A reward: how much the unsigned counter of `size` bytes at `address` (in work RAM) grew in the
     step (negative when it fell, e.g. at a game's restart)."""
+    for name, value in (("address", address), ("size", size)):
+        if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
+            raise ValueError(f"counter_increase's {name} must be an int, got {value!r}")
     if not WRAM[0] <= address <= WRAM[1] - size or size < 1:
         raise ValueError(f"a counter of {size} bytes at {address:#06x} is not in work RAM "
                          f"({WRAM[0]:#06x}-{WRAM[1] - 1:#06x})")
@@ -77,7 +80,17 @@ def counter_increase(address: int, size: int = 1, byteorder: str = "little") -> 
     return reward
 
 
+def check_timing(backend: str, timing: str) -> None:
+    """"pyboy" (PyBoy-compatible) or "dmg" (the hardware's) on the Rust emulator; PyBoy has only its own."""
+    if timing not in ("pyboy", "dmg"):
+        raise ValueError(f"timing must be 'pyboy' or 'dmg', got {timing!r}")
+    if backend == "pyboy" and timing != "pyboy":
+        raise ValueError(f"timing={timing!r} is the Rust emulator's hardware timing; PyBoy runs only its own "
+                         "(backend='rust' for it)")
+
+
 def _make_emulator(backend: str, rom: Path, render: bool, timing: str, sound_emulated: bool):
+    check_timing(backend, timing)
     if backend == "pyboy":
         from .reference.pyboy_ref import PyBoyGameBoy
 
@@ -106,10 +119,22 @@ def _is_button_mask(mask) -> bool:
     return isinstance(mask, (int, np.integer)) and not isinstance(mask, (bool, np.bool_)) and 0 <= mask <= 0xFF
 
 
+# The emulators count frames in 32 bits (the Rust core's u32); a frame count is also a wait of
+# count / 60 s of game time, and PyBoy would run a 2**40 one for years rather than fail.
+MAX_FRAMES = 2**32 - 1
+
+
 def _check_count(name: str, value, least: int) -> int:
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)) or value < least:
-        raise ValueError(f"{name} must be an int >= {least}, got {value!r}")
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)) \
+            or not least <= value <= MAX_FRAMES:
+        raise ValueError(f"{name} must be an int in [{least}, 2**32 - 1], got {value!r}")
     return int(value)
+
+
+def _button_masks(name: str, value) -> tuple:
+    if isinstance(value, (str, bytes)) or not hasattr(value, "__iter__"):
+        raise ValueError(f"{name} must be a sequence of button masks 0..255, got {value!r}")
+    return tuple(value)
 
 
 @dataclass(frozen=True)
@@ -135,10 +160,10 @@ class RomTask:
                 reset_inputs: Sequence[int] = (), start_state: StartState = None) -> RomTask:
         if observation not in OBSERVATIONS:
             raise ValueError(f"observation must be one of {OBSERVATIONS}, got {observation!r}")
-        actions = tuple(actions)
+        actions = _button_masks("actions", actions)
         if not actions or not all(map(_is_button_mask, actions)):
             raise ValueError(f"actions must be a non-empty sequence of button masks 0..255, got {actions!r}")
-        reset_inputs = tuple(reset_inputs)
+        reset_inputs = _button_masks("reset_inputs", reset_inputs)
         if not all(map(_is_button_mask, reset_inputs)):
             raise ValueError(f"reset_inputs must be a sequence of button masks 0..255, got {reset_inputs!r}")
         frames_per_action = _check_count("frames_per_action", frames_per_action, 1)
@@ -177,7 +202,12 @@ class RomTask:
         return float(reward)
 
     def is_terminated(self, wram: np.ndarray) -> bool:
-        return bool(self.terminated(wram)) if self.terminated is not None else False
+        if self.terminated is None:
+            return False
+        ended = self.terminated(wram)
+        if not isinstance(ended, (bool, np.bool_)):  # "no" or an array would otherwise end or fail obscurely
+            raise ValueError(f"the terminated function returned {ended!r}; it must return a bool")
+        return bool(ended)
 
 
 class GameBoyRomEnv(EmulatorEnv):
@@ -215,6 +245,7 @@ class GameBoyRomEnv(EmulatorEnv):
     def save_state(self) -> bytes:
         """The emulator's whole state now: give it as `start_state` to start episodes here (in an
         env on the same ROM and backend)."""
+        self._refuse_if_closed()
         return self._emulator.save_state()
 
     def _read_wram(self) -> np.ndarray:
@@ -231,6 +262,7 @@ class GameBoyRomEnv(EmulatorEnv):
 
     def reset(self, *, seed: Optional[int] = None, options: Optional[dict] = None):
         self._refuse_if_closed()
+        self._refuse_bool_seed(seed)
         super().reset(seed=seed)
         if self._start_state is None:
             self._play([(0, self._boot_frames)])

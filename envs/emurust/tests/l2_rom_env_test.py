@@ -103,9 +103,15 @@ def test_render_draws_the_screen_in_the_grey_palette():
     ({"actions": (0, -1)}, ValueError, "button masks 0..255"),
     ({"actions": (True,)}, ValueError, "button masks 0..255"),
     ({"reset_inputs": (START, 300)}, ValueError, "reset_inputs must be a sequence of button masks"),
-    ({"frames_per_action": 0}, ValueError, "frames_per_action must be an int >= 1"),
+    ({"frames_per_action": 0}, ValueError, r"frames_per_action must be an int in \[1, 2\*\*32 - 1\], got 0"),
+    ({"frames_per_action": 2**40}, ValueError, "frames_per_action must be an int in"),
+    ({"max_start_delay": 2**70}, ValueError, "max_start_delay must be an int in"),
+    ({"actions": 5}, ValueError, "actions must be a sequence of button masks 0..255, got 5"),
+    ({"reset_inputs": 8}, ValueError, "reset_inputs must be a sequence of button masks"),
+    ({"backend": "pyboy", "timing": "dmg"}, ValueError, "timing='dmg' is the Rust emulator's hardware timing; PyBoy"),
+    ({"backend": "pyboy", "timing": "bogus"}, ValueError, "timing must be 'pyboy' or 'dmg', got 'bogus'"),
     ({"frames_per_action": 4, "press_frames": 5}, ValueError, "exceeds frames_per_action"),
-    ({"max_start_delay": 0}, ValueError, "max_start_delay must be an int >= 1"),
+    ({"max_start_delay": 0}, ValueError, "max_start_delay must be an int in"),
     ({"start_frames": 2.5}, ValueError, "start_frames must be an int"),
     ({"reward": 3}, ValueError, "reward must be callable"),
     ({"render_mode": "human"}, ValueError, "render_mode must be"),
@@ -115,6 +121,38 @@ def test_bad_settings_are_refused(kwargs, error, message):
     settings = {"rom": MMUSZKOW_2048, "backend": "rust"} | kwargs
     with pytest.raises(error, match=message):
         GameBoyRomEnv(**settings)
+
+
+@pytest.mark.parametrize("args, message", [
+    ((0xC2E9 + 0.5,), "counter_increase's address must be an int"),
+    ((0xC2E9, 2.0), "counter_increase's size must be an int"),
+    ((0xC2E9, True), "counter_increase's size must be an int"),
+])
+def test_a_reward_counter_that_is_not_whole_numbers_is_refused_when_made(args, message):
+    with pytest.raises(ValueError, match=message):
+        counter_increase(*args)
+
+
+def test_the_2048_envs_refuse_a_timing_their_emulator_does_not_have():
+    with pytest.raises(ValueError, match="timing='dmg' is the Rust emulator's hardware timing"):
+        gymnasium.make("envport/Game2048-v0", timing="dmg")
+    with pytest.raises(ValueError, match="timing must be 'pyboy' or 'dmg', got 'bogus'"):
+        gymnasium.make("envport/Game2048Rust-v0", timing="bogus")
+
+
+@pytest.mark.parametrize("backend", ["pyboy", "rust"])
+def test_single_envs_refuse_what_they_used_to_take_or_fail_on_obscurely(backend):
+    env = GameBoyRomEnv(MMUSZKOW_2048, backend, terminated=lambda wram: "no")
+    with pytest.raises(ValueError, match="seed must be an int or None, got True"):
+        env.reset(seed=True)
+    env.reset(seed=0)
+    with pytest.raises(ValueError, match="the terminated function returned 'no'; it must return a bool"):
+        env.step(0)
+    with pytest.warns(UserWarning, match=r'render\(\) needs render_mode="rgb_array"'):
+        assert env.render() is None
+    env.close()
+    with pytest.raises(RuntimeError, match="closed"):
+        env.save_state()
 
 
 @pytest.mark.parametrize("backend", ["pyboy", "rust"])

@@ -76,7 +76,8 @@ def test_render_gives_the_frames_of_sync_vector_envs(observation):
         sync.step(np.array([2, 4]))
         native.step(np.array([2, 4]))
     assert len(set(frames)) > 1, "the screen changes"
-    assert GameBoyRomRustVectorEnv(1, TOBU).render() is None
+    with pytest.warns(UserWarning, match="needs render_mode"):
+        assert GameBoyRomRustVectorEnv(1, TOBU).render() is None
     sync.close()
     native.close()
 
@@ -106,6 +107,10 @@ def test_make_vec_gives_the_native_env_with_the_registered_time_limit():
     ({"actions": (0, 256)}, ValueError, "button masks 0..255"),
     ({"frames_per_action": 4, "press_frames": 5}, ValueError, "exceeds frames_per_action"),
     ({"terminated": "yes"}, ValueError, "terminated must be callable"),
+    ({"sound_emulated": "yes"}, ValueError, "sound_emulated must be a bool, got 'yes'"),
+    ({"threads": -1}, ValueError, r"threads must be an int in \[0, 1024\] \(0: one per core\), got -1"),
+    ({"threads": True}, ValueError, "threads must be an int"),
+    ({"frames_per_action": 2**40}, ValueError, r"frames_per_action must be an int in \[1, 2\*\*32 - 1\]"),
 ])
 def test_bad_settings_are_refused(kwargs, error, message):
     settings = {"num_envs": 2, "rom": MMUSZKOW_2048} | kwargs
@@ -117,8 +122,11 @@ def test_bad_actions_seeds_and_rewards_are_refused():
     envs = GameBoyRomRustVectorEnv(2, MMUSZKOW_2048, reward=lambda before, after: float("nan"))
     with pytest.raises(RuntimeError, match="reset"):
         envs.step(np.zeros(2, np.int64))
-    with pytest.raises(ValueError, match="num_envs"):
-        envs.reset(seed=[1, 2, 3])
+    for bad, message in (([1, 2, 3], r"expected 2 seeds \(one per env\), got 3"),
+                         (1.5, "seed must be an int, a list of 2 ints or Nones"), (True, "seed must be an int, a list"),
+                         ([1, True], r"seed\[1\] must be an int or None, got True")):
+        with pytest.raises(ValueError, match=message):
+            envs.reset(seed=bad)
     envs.reset(seed=0)
     for bad in (np.zeros(3, np.int64), np.array([0, 11]), np.array([-1, 0]), np.array([0.0, 1.0])):
         with pytest.raises(ValueError, match="actions"):

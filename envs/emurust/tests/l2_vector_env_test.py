@@ -113,10 +113,12 @@ def test_vector_env_rejects_bad_input():
     for bad in (np.zeros(3, np.int64), np.array([0, 4]), np.array([-1, 0]), np.array([0.0, 1.0]), [[0, 1]]):
         with pytest.raises(ValueError, match="actions"):
             native.step(bad)
-    with pytest.raises(ValueError, match="num_envs"):
+    with pytest.raises(ValueError, match=r"expected 2 seeds \(one per env\), got 3"):
         native.reset(seed=[1, 2, 3])
     with pytest.raises(ValueError, match="timing"):
         Game2048RustVectorEnv(2, timing="cgb")
+    with pytest.raises(ValueError, match="sound_emulated must be a bool, got 'yes'"):
+        Game2048RustVectorEnv(2, sound_emulated="yes")  # it used to run as True
     with pytest.raises(ValueError, match="DISABLED"):
         Game2048RustVectorEnv(2, autoreset_mode=AutoresetMode.DISABLED)
     native.close()
