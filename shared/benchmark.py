@@ -10,51 +10,6 @@ import sys
 import time
 
 
-def batch_list(text: str) -> list[int]:
-    """--batches' argparse type: comma-separated whole numbers >= 1 ("1,64,1024")."""
-    import argparse
-
-    try:
-        batches = [int(part) for part in text.split(",")]
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected comma-separated whole numbers such as 1,64,1024, got {text!r}") \
-            from None
-    if any(batch < 1 for batch in batches):
-        raise argparse.ArgumentTypeError(f"every batch must be at least 1, got {text!r}")
-    return batches
-
-
-def positive_seconds(text: str) -> float:
-    """--seconds' argparse type: a time per measurement, > 0."""
-    import argparse
-    import math
-
-    try:
-        seconds = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a number of seconds: {text!r}") from None
-    if not (math.isfinite(seconds) and seconds > 0):
-        raise argparse.ArgumentTypeError(f"must be a number of seconds > 0, got {text!r}")
-    return seconds
-
-
-def count_at_least(minimum: int):
-    """An argparse type for a whole number >= minimum (--ppo-updates 0 leaves PPO rows out)."""
-    import argparse
-
-    def parse(text: str) -> int:
-        try:
-            value = int(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
-        if value < minimum:
-            raise argparse.ArgumentTypeError(f"must be at least {minimum}, got {value}")
-        return value
-
-    parse.__name__ = f"whole number >= {minimum}"  # argparse names the type in its message
-    return parse
-
-
 def best_rate(call, steps_per_call: int, seconds: float, windows: int = 3) -> float:
     """Steps per second: the best of `windows` timing windows that share `seconds`, each window at
     least one call. The same rule for every backend, so that a stray pause of this shared machine

@@ -57,7 +57,8 @@ if str(REPO) not in sys.path:  # `python envs/emurust/bench.py` and the Pants pe
     sys.path.insert(0, str(REPO))
 
 from shared.bench_plot import add_plot_from_option, plot_beside, redraw  # noqa: E402
-from shared.benchmark import batch_list, best_rate, format_rate, machine, positive_seconds  # noqa: E402
+from shared.benchmark import best_rate, format_rate, machine  # noqa: E402
+from shared.cli_args import batch_list, positive_seconds  # noqa: E402
 
 ROMS = REPO / "envs" / "emurust" / "data" / "roms"
 CPU_BUSY_ROM = ROMS / "blargg" / "cpu_instrs" / "cpu_instrs.gb"

@@ -60,7 +60,8 @@ import time
 import numpy as np
 
 from shared.bench_plot import add_plot_from_option, plot_beside, redraw
-from shared.benchmark import batch_list, best_rate, format_rate, machine, positive_seconds
+from shared.benchmark import best_rate, format_rate, machine
+from shared.cli_args import batch_list, positive_seconds
 from shared.xla_cpu import whole_loops_for_children
 
 FRAME_SKIP = 5

@@ -37,15 +37,9 @@ import time
 import numpy as np
 
 from shared.bench_plot import add_plot_from_option, plot_beside, redraw
-from shared.benchmark import (
-    batch_list,
-    best_rate,
-    call_in_whole_loops_process,
-    count_at_least,
-    format_rate,
-    positive_seconds,
-)
+from shared.benchmark import best_rate, call_in_whole_loops_process, format_rate
 from shared.benchmark import machine as shared_machine
+from shared.cli_args import batch_list, count_at_least, positive_seconds
 
 
 def _c_worker(num_envs: int, seconds: float, frameskip: int, queue) -> None:

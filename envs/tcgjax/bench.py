@@ -47,9 +47,10 @@ import resource
 import time
 
 from shared.bench_plot import add_plot_from_option, plot_beside, redraw
-from shared.benchmark import batch_list, best_rate, count_at_least, format_rate, positive_seconds
+from shared.benchmark import best_rate, format_rate
 from shared.benchmark import machine as shared_machine
 from shared.benchmark import rich_table as _table
+from shared.cli_args import batch_list, count_at_least, positive_seconds
 
 BANK_SIZE = 256
 

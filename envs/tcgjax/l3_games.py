@@ -420,20 +420,13 @@ def main(argv=None) -> int:
 
     from rich.progress import track
 
-    def at_least(minimum: int):
-        def parse(text: str) -> int:
-            value = int(text)
-            if value < minimum:
-                raise argparse.ArgumentTypeError(f"must be at least {minimum}, got {value}")
-            return value
-
-        return parse
+    from shared.cli_args import count_at_least
 
     parser = argparse.ArgumentParser(description="L3 by hand: the reference against the JAX engine")
-    parser.add_argument("--games", type=at_least(1), default=100)
-    parser.add_argument("--first", type=at_least(0), default=0)
+    parser.add_argument("--games", type=count_at_least(1), default=100)
+    parser.add_argument("--first", type=count_at_least(0), default=0)
     parser.add_argument("--tally", action="store_true", help="print what the games exercised")
-    parser.add_argument("--batch", type=at_least(1), default=64, help="games the JAX engine steps at once")
+    parser.add_argument("--batch", type=count_at_least(1), default=64, help="games the JAX engine steps at once")
     args = parser.parse_args(argv)
     events: collections.Counter = collections.Counter()
     winners: collections.Counter = collections.Counter()

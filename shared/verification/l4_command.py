@@ -9,6 +9,8 @@ import time
 from pathlib import Path
 from typing import Callable, Optional
 
+from shared.cli_args import count_at_least
+
 from .l4 import TransferReport
 
 
@@ -30,19 +32,9 @@ def l4_argument_parser(description: str, env: str) -> argparse.ArgumentParser:
     """The options every env's L4 command takes; the env adds those of its own settings."""
     parser = argparse.ArgumentParser(description=description)
     parser.add_argument("--out", type=Path, default=None, help=f"results folder (default: the envport cache, l4/{env})")
-    parser.add_argument("--seeds", type=_at_least_two, default=10, help="PPO seeds per backend (at least 2)")
+    parser.add_argument("--seeds", type=count_at_least(2), default=10,
+                        help="PPO seeds per backend (at least 2: TOST tests a spread)")
     return parser
-
-
-def _at_least_two(text: str) -> int:
-    """--seeds: TOST needs a spread, so two seeds at least."""
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
-    if value < 2:
-        raise argparse.ArgumentTypeError(f"L4 needs at least 2 seeds per backend, got {value}")
-    return value
 
 
 def run_l4_command(env: str, out: Optional[Path], run: Callable[[Path], TransferReport],

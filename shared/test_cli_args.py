@@ -1,11 +1,11 @@
-"""The benches' shared argparse types: a bad --batches, --seconds or count is a usage error, not a
+"""The shared argparse types (shared/cli_args.py): a bad --batches, --seconds or count is a usage error, not a
 ZeroDivisionError after minutes of measuring."""
 
 import argparse
 
 import pytest
 
-from shared.benchmark import batch_list, count_at_least, positive_seconds
+from shared.cli_args import batch_list, count_at_least, positive_seconds
 
 
 def _parser() -> argparse.ArgumentParser:
