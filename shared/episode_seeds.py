@@ -61,6 +61,12 @@ class EpisodeSeeds:
         return int(seed) if seed is not None else int(generator.integers(2**31))
 
 
+def refuse_bool_seed(seed) -> None:
+    """A single env's reset seed: Gymnasium's seeding takes True as 1; refused, as in a list of seeds."""
+    if isinstance(seed, (bool, np.bool_)):
+        raise ValueError(f"seed must be an int or None, got {seed!r}")
+
+
 def _is_int(value) -> bool:
     return isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_))
 

@@ -64,3 +64,13 @@ def test_a_limit_names_the_env_and_the_place_of_a_seed_past_it():
     with pytest.raises(ValueError, match=r"seed\[1\] must be below 100 \(the toy generator takes seeds below 100\), "
                                          r"got 100"):
         seeds.per_env([0, 100, None])
+
+
+def test_a_single_envs_bool_seed_is_refused_as_a_listed_one_is():
+    from shared.episode_seeds import refuse_bool_seed
+
+    for seed in (None, 0, np.int64(7)):
+        refuse_bool_seed(seed)
+    for seed in (True, np.bool_(False)):
+        with pytest.raises(ValueError, match="seed must be an int or None, got"):
+            refuse_bool_seed(seed)

@@ -24,12 +24,6 @@ class EmulatorEnv(gymnasium.Env):
         if self._closed:
             raise RuntimeError(f"this {type(self).__name__} is closed: make a new env")
 
-    @staticmethod
-    def _refuse_bool_seed(seed) -> None:
-        # Gymnasium's seeding takes True as 1; the vector envs refuse bools, and so do the single ones
-        if isinstance(seed, (bool, np.bool_)):
-            raise ValueError(f"seed must be an int or None, got {seed!r}")
-
     def render(self):
         self._refuse_if_closed()
         if self.render_mode != "rgb_array":

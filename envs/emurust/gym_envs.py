@@ -22,6 +22,7 @@ import numpy as np
 from gymnasium import spaces
 
 from shared.discrete_action import check_discrete_action
+from shared.episode_seeds import refuse_bool_seed
 from shared.render_mode import checked_render_mode
 
 from . import game2048
@@ -73,7 +74,7 @@ class Game2048Env(EmulatorEnv):
 
     def reset(self, *, seed: Optional[int] = None, options: Optional[dict] = None):
         self._refuse_if_closed()
-        self._refuse_bool_seed(seed)
+        refuse_bool_seed(seed)
         super().reset(seed=seed)
         delay = int(self.np_random.integers(game2048.MAX_START_DELAY))
         observation = self._game.reset(delay)

@@ -41,6 +41,7 @@ import numpy as np
 from gymnasium import spaces
 
 from shared.discrete_action import check_discrete_action
+from shared.episode_seeds import refuse_bool_seed
 from shared.render_mode import checked_render_mode
 
 from .emulator_env import EmulatorEnv, load_start_state
@@ -262,7 +263,7 @@ class GameBoyRomEnv(EmulatorEnv):
 
     def reset(self, *, seed: Optional[int] = None, options: Optional[dict] = None):
         self._refuse_if_closed()
-        self._refuse_bool_seed(seed)
+        refuse_bool_seed(seed)
         super().reset(seed=seed)
         if self._start_state is None:
             self._play([(0, self._boot_frames)])

@@ -32,7 +32,7 @@ from gymnasium import spaces
 from gymnasium.vector import AutoresetMode, VectorEnv
 
 from shared.discrete_action import check_discrete_action
-from shared.episode_seeds import EpisodeSeeds
+from shared.episode_seeds import EpisodeSeeds, refuse_bool_seed
 from shared.jax_fork_guard import refuse_if_forked_from_jax
 from shared.render_mode import checked_render_mode, warn_no_render_mode
 from shared.vector_actions import check_discrete_actions
@@ -70,12 +70,6 @@ def _config(config: Optional[PongConfig], overrides: dict) -> PongConfig:
 ACTION_MEANING = "0 stay, 1 up, 2 down"
 
 
-def _refuse_bool_seed(seed) -> None:
-    # True is an int to Python and would seed as 1; a list's entries are checked alike (EpisodeSeeds)
-    if isinstance(seed, (bool, np.bool_)):
-        raise TypeError(f"seed must be an int or None, got {seed!r}")
-
-
 def _single_action(action) -> int:
     return check_discrete_action(action, NUM_ACTIONS, ACTION_MEANING)
 
@@ -109,7 +103,7 @@ class _PongEnvBase(gymnasium.Env):
         return draw_frame(self._drawn_fields(), self.config)
 
     def _c_seed(self, seed: Optional[int]) -> int:
-        _refuse_bool_seed(seed)
+        refuse_bool_seed(seed)
         if seed is not None:
             if not -_C_SEED_LIMIT <= seed < _C_SEED_LIMIT:
                 raise ValueError(f"seed must fit a C int, got {seed}")
@@ -193,7 +187,7 @@ class _PongVectorBase(VectorEnv):
         self._episode_seeds = EpisodeSeeds(self.num_envs)  # for list resets: each env's own generator
 
     def _vector_seed(self, seed: Optional[int]) -> int:
-        _refuse_bool_seed(seed)
+        refuse_bool_seed(seed)
         if seed is None:
             if not self._seeded:
                 self._np_random, self._np_random_seed = gymnasium.utils.seeding.np_random(None)

@@ -305,9 +305,9 @@ def test_config_and_its_fields_together_are_refused_not_ignored(env_id):
 
 @pytest.mark.parametrize("env_id", IDS)
 def test_a_bool_seed_is_refused_as_in_a_list(env_id):
-    with pytest.raises(TypeError, match="seed must be an int or None, got True"):
+    with pytest.raises(ValueError, match="seed must be an int or None, got True"):
         gymnasium.make(env_id).reset(seed=True)
-    with pytest.raises(TypeError, match="seed must be an int or None, got True"):
+    with pytest.raises(ValueError, match="seed must be an int or None, got True"):
         gymnasium.make_vec(env_id, num_envs=2).reset(seed=True)
 
 
