@@ -49,6 +49,7 @@ The ROM is handed to PyBoy as an in-memory file, so PyBoy neither loads nor writ
 
 from __future__ import annotations
 
+import hashlib
 import io
 import os
 import struct
@@ -76,9 +77,11 @@ SERIAL_DRAIN_FRAMES = 8
 # Frames of the boot ROM run (and then undone) at construction to prime PyBoy's renderer.
 _PRIME_MAX_FRAMES = 30
 
-_STATE_MAGIC = b"EMURUST-PYBOY\x01"
-# frame_count, applied buttons, requested buttons, screen rendered (0/1), serial length
-_STATE_HEADER = struct.Struct("<QBBBI")
+_STATE_MAGIC = b"EMURUST-PYBOY\x02"
+# ROM digest (first 8 bytes of its SHA-256: PyBoy's own state does not say which cart it belongs to,
+# and loads a state of another cart of the same type without complaint), frame_count, applied
+# buttons, requested buttons, screen rendered (0/1), serial length
+_STATE_HEADER = struct.Struct("<8sQBBBI")
 
 # The wyattferguson 2048 build (roms/SOURCES.md): addresses for PyBoy's GameWrapper2048.
 _WRAPPER_2048_SYMBOLS = {"_board": 0xC0B1, "_score": 0xC0E9, "_winner": 0xC0E9, "_state": 0xC0E9}
@@ -111,8 +114,10 @@ class PyBoyGameBoy:
             # pysdl2 warns at import that it uses pysdl2-dll's SDL2; the null window never opens it.
             warnings.simplefilter("ignore", UserWarning)
             from pyboy import PyBoy
+        rom = path.read_bytes()
+        self._rom_digest = hashlib.sha256(rom).digest()[:8]
         self._pyboy = PyBoy(
-            io.BytesIO(path.read_bytes()),
+            io.BytesIO(rom),
             window="null",
             cgb=False,
             sound_emulated=sound_emulated,
@@ -272,24 +277,46 @@ class PyBoyGameBoy:
     # -- state ------------------------------------------------------------------------------------
 
     def save_state(self) -> bytes:
-        """A snapshot: PyBoy's own state plus the adapter's frame count, buttons and serial text."""
+        """A snapshot: PyBoy's own state plus the ROM's digest and the adapter's frame count,
+        buttons and serial text."""
         buffer = io.BytesIO()
         self._pyboy.save_state(buffer)
         rendered = int(self._rendered_frame == self._frame_count)
         header = _STATE_HEADER.pack(
-            self._frame_count, self._applied_buttons, self._buttons, rendered, len(self._serial)
+            self._rom_digest, self._frame_count, self._applied_buttons, self._buttons, rendered, len(self._serial)
         )
         return _STATE_MAGIC + header + bytes(self._serial) + buffer.getvalue()
 
     def load_state(self, state: bytes) -> None:
-        """Return to a snapshot taken by `save_state` (of an emulator running the same ROM)."""
+        """Return to a snapshot taken by `save_state` of an emulator running the same ROM.
+
+        Raises ValueError for anything else (another ROM's state, a truncated or padded one), and
+        then leaves the emulator as it was: PyBoy's loader stops part-way through a bad state.
+        """
+        if not isinstance(state, (bytes, bytearray, memoryview)):
+            raise TypeError(f"a state is bytes, not {type(state).__name__}")
+        state = bytes(state)
         if not state.startswith(_STATE_MAGIC):
             raise ValueError("not a PyBoyGameBoy state (made by PyBoyGameBoy.save_state)")
         offset = len(_STATE_MAGIC)
-        frames, applied, requested, rendered, serial_length = _STATE_HEADER.unpack_from(state, offset)
+        if len(state) < offset + _STATE_HEADER.size:
+            raise ValueError("the PyBoyGameBoy state is truncated (its header is incomplete)")
+        digest, frames, applied, requested, rendered, serial_length = _STATE_HEADER.unpack_from(state, offset)
+        if digest != self._rom_digest:
+            raise ValueError(f"the state was saved from a different ROM than {self.rom_path.name}")
         offset += _STATE_HEADER.size
         serial = state[offset:offset + serial_length]
-        self._pyboy.load_state(io.BytesIO(state[offset + serial_length:]))
+        pyboy_state = io.BytesIO(state[offset + serial_length:])
+        current = io.BytesIO()
+        self._pyboy.save_state(current)
+        try:
+            self._pyboy.load_state(pyboy_state)
+            if pyboy_state.tell() != len(pyboy_state.getbuffer()):
+                raise ValueError(f"{len(pyboy_state.getbuffer()) - pyboy_state.tell()} bytes after its end")
+        except Exception as error:  # PyBoy raises whatever its parsing meets (PyBoyAssertException, ...)
+            current.seek(0)
+            self._pyboy.load_state(current)
+            raise ValueError(f"the PyBoyGameBoy state is corrupt: PyBoy's loader says {error}") from error
         self._pyboy._serial()  # drop bytes written before the load
         self._frame_count = frames
         self._applied_buttons = applied

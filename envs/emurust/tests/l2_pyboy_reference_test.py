@@ -166,6 +166,37 @@ def test_save_load_round_trip_replays_identically():
     assert replay(fresh) == first
 
 
+def test_bad_states_are_refused_and_leave_the_emulator_as_it_was():
+    """Another cart's state (PyBoy alone loads one of the same cartridge type without complaint),
+    a truncated state and a padded one are ValueErrors, and the emulator that refused them goes on
+    exactly as a twin that was never handed them."""
+    other_2048 = PyBoyGameBoy(ROMS / "games" / "2048-mmuszkow" / "2048.gb")  # no MBC, like GAME_2048
+    other_2048.run_frames(120)
+    gb, twin = _started_2048(), _started_2048()
+    state = gb.save_state()
+    bad_states = {
+        "different ROM": other_2048.save_state(),
+        "truncated": state[:30],  # inside the header
+        "corrupt": state[:-1],
+        "after its end": state + b"\0\0",
+        "not a PyBoyGameBoy state": b"EMURUST-PYBOY\x01" + state[14:],
+    }
+    gb.run_frames(7)  # somewhere else than `state`, so that a half-done load would show
+    twin.run_frames(7)
+    for message, bad in bad_states.items():
+        with pytest.raises(ValueError, match=message):
+            gb.load_state(bad)
+    with pytest.raises(TypeError, match="bytes"):
+        gb.load_state("state")
+    assert gb.frame_count == twin.frame_count
+    for mask in _actions(seed=3, count=10):
+        for target in (gb, twin):
+            target.set_buttons(mask)
+            target.run_frames(6)
+        assert gb.wram() == twin.wram() and gb.hram() == twin.hram()
+        np.testing.assert_array_equal(gb.screen_shades(), twin.screen_shades())
+
+
 def test_serial_survives_save_load():
     gb = PyBoyGameBoy(SPECIAL, render=False)
     before = _run_until_serial(gb, ("01-special",), max_frames=600, step=10)

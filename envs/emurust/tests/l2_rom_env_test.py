@@ -240,3 +240,10 @@ def test_bad_start_states_are_refused(tmp_path):
     with pytest.raises(ValueError, match="not both"):
         GameBoyRomEnv(MMUSZKOW_2048, "rust", start_state=rust_state, start_frames=120)
     rust.close()
+    pyboy = GameBoyRomEnv(MMUSZKOW_2048, "pyboy")
+    pyboy.reset(seed=0)
+    pyboy_state = pyboy.save_state()
+    pyboy.close()
+    wyattferguson_2048 = MMUSZKOW_2048.parents[1] / "2048-wyattferguson" / "2048.gb"  # no MBC either
+    with pytest.raises(ValueError, match="cannot be loaded into the pyboy emulator.*different ROM"):
+        GameBoyRomEnv(wyattferguson_2048, "pyboy", start_state=pyboy_state)
