@@ -1,5 +1,6 @@
 """What the Gymnasium envs over emulators share: rendering the screen in PyBoy's grey palette, closing
-the emulator (once; a closed env refuses to go on), and loading a start state with a clear refusal. Subclasses of `EmulatorEnv` set
+the emulator (once; a closed env refuses to go on), loading a start state with a clear refusal, and
+checking the emulator settings. Subclasses of `EmulatorEnv` set
 `render_mode` and `_emulator` (PyBoyGameBoy or RustGameBoy)."""
 
 from __future__ import annotations
@@ -13,6 +14,18 @@ from .reference.pyboy_ref import GREY_PALETTE
 
 # RGB of each DMG shade (0 white .. 3 black) as PyBoy draws it.
 GREYS = np.array([[(c >> 16) & 0xFF, (c >> 8) & 0xFF, c & 0xFF] for c in GREY_PALETTE], dtype=np.uint8)
+
+
+def check_emulator_settings(backend: str, timing: str, sound_emulated) -> None:
+    """`timing`: "pyboy" (PyBoy-compatible) or "dmg" (the hardware's) on the Rust emulator; PyBoy has
+    only its own. `sound_emulated`: a bool (a truthy string was once taken as True)."""
+    if timing not in ("pyboy", "dmg"):
+        raise ValueError(f"timing must be 'pyboy' or 'dmg', got {timing!r}")
+    if backend == "pyboy" and timing != "pyboy":
+        raise ValueError(f"timing={timing!r} is the Rust emulator's hardware timing; PyBoy runs only its own "
+                         "(backend='rust' for it)")
+    if not isinstance(sound_emulated, (bool, np.bool_)):
+        raise ValueError(f"sound_emulated must be a bool, got {sound_emulated!r}")
 
 
 class EmulatorEnv(gymnasium.Env):

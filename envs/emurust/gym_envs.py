@@ -10,14 +10,13 @@ configuration: every sound register reads 0 and writes are lost, on both emulato
 
 Observation: (5, 5) uint8, log2 of each tile (0 = empty). Actions: Discrete(4) = up, down, left,
 right. Reward: score increase. Terminated when no move is possible; truncated by TimeLimit after
-`MAX_EPISODE_STEPS` moves. render_mode "rgb_array" gives the screen in the reference's grey palette.
+`envs.emurust.MAX_EPISODE_STEPS` moves. render_mode "rgb_array" gives the screen in the reference's grey palette.
 """
 
 from __future__ import annotations
 
 from typing import Optional
 
-import gymnasium
 import numpy as np
 from gymnasium import spaces
 
@@ -26,15 +25,11 @@ from shared.episode_seeds import refuse_bool_seed
 from shared.render_mode import checked_render_mode
 
 from . import game2048
-from .emulator_env import EmulatorEnv
-from .rom_env import check_timing
-from .vector_2048 import Game2048RustVectorEnv
-
-MAX_EPISODE_STEPS = 1000
+from .emulator_env import EmulatorEnv, check_emulator_settings
 
 
 def _make_game(backend: str, render: bool, timing: str, sound_emulated: bool) -> game2048.Game2048:
-    check_timing(backend, timing)
+    """2048 on the emulator of `backend`, its settings checked (check_emulator_settings) by the caller."""
     if backend == "pyboy":
         from .reference.pyboy_ref import PyBoyGameBoy
 
@@ -43,8 +38,6 @@ def _make_game(backend: str, render: bool, timing: str, sound_emulated: bool) ->
     if backend == "rust":
         from .rust_backend import RustGameBoy
 
-        if timing not in ("pyboy", "dmg"):
-            raise ValueError(f"timing must be 'pyboy' or 'dmg', got {timing!r}")
         return game2048.Game2048(RustGameBoy(game2048.ROM_PATH, render=render, power_on=timing,
                                                    sound_emulated=sound_emulated))
     raise ValueError(f"unknown backend {backend!r}: 'pyboy' or 'rust'")
@@ -59,8 +52,7 @@ class Game2048Env(EmulatorEnv):
         for frame (verified by L3); "dmg" = the hardware-accurate default of the emulator.
         `sound_emulated` (both backends): False = every sound register reads 0 and ignores writes
         (PyBoy's `sound_emulated=False`); True = emulated (as the hardware's on ours)."""
-        if not isinstance(sound_emulated, (bool, np.bool_)):
-            raise ValueError(f"sound_emulated must be a bool, got {sound_emulated!r}")
+        check_emulator_settings(backend, timing, sound_emulated)
         checked_render_mode(render_mode, self.metadata["render_modes"])
         self.backend = backend
         self.render_mode = render_mode
@@ -91,22 +83,3 @@ class Game2048Env(EmulatorEnv):
             self._needs_reset = True
         return observation, float(reward), terminated, False, {"score": self._game.score}
 
-
-# `gymnasium.make_vec` of the Rust id builds N emulators stepped together in Rust (vector_2048.py);
-# vectorization_mode="sync"/"async" still wraps N single envs.
-_VECTOR_ENTRY_POINTS = {"rust": f"{Game2048RustVectorEnv.__module__}:{Game2048RustVectorEnv.__name__}"}
-
-
-def register_envs() -> None:
-    for env_id, backend in (("envport/Game2048-v0", "pyboy"), ("envport/Game2048Rust-v0", "rust")):
-        if env_id not in gymnasium.registry:
-            gymnasium.register(
-                env_id,
-                entry_point=f"{__name__}:{Game2048Env.__name__}",  # a string, so that env.spec.to_json() works
-                vector_entry_point=_VECTOR_ENTRY_POINTS.get(backend),
-                kwargs={"backend": backend},
-                max_episode_steps=MAX_EPISODE_STEPS,
-            )
-
-
-register_envs()

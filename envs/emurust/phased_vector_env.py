@@ -35,7 +35,7 @@ from shared.vector_actions import check_discrete_actions
 from shared.vector_settings import checked_autoreset_mode, checked_max_episode_steps, checked_num_envs
 
 from .build_ext import load_core
-from .emulator_env import GREYS, load_start_state
+from .emulator_env import GREYS, check_emulator_settings, load_start_state
 
 Phases = Sequence[tuple[int, int]]
 # Rayon threads: more than this is a mistake (0 asks for one per core)
@@ -66,10 +66,7 @@ class PhasedVectorEnv(gymnasium.vector.VectorEnv):
         if backend != "rust":
             raise ValueError(f"the vector env runs the Rust emulator only, got backend={backend!r}")
         checked_render_mode(render_mode, self.metadata["render_modes"])
-        if timing not in ("pyboy", "dmg"):
-            raise ValueError(f"timing must be 'pyboy' or 'dmg', got {timing!r}")
-        if not isinstance(sound_emulated, (bool, np.bool_)):
-            raise ValueError(f"sound_emulated must be a bool, got {sound_emulated!r}")
+        check_emulator_settings(backend, timing, sound_emulated)
         if isinstance(threads, (bool, np.bool_)) or not isinstance(threads, (int, np.integer)) \
                 or not 0 <= threads <= MAX_THREADS:
             raise ValueError(f"threads must be an int in [0, {MAX_THREADS}] (0: one per core), got {threads!r}")

@@ -6,23 +6,18 @@ import numpy as np
 
 
 def rust_backend() -> dict:
-    import gymnasium
+    import gymnasium  # the package's import registered the ids
 
-    from . import gym_envs
     from .vector_2048 import FlatFloatObservations
 
-    gym_envs.register_envs()
     return {"make_vector_env": lambda num_envs: FlatFloatObservations(gymnasium.make_vec(
         "envport/Game2048Rust-v0", num_envs=num_envs, vectorization_mode="vector_entry_point",
         autoreset_mode=gymnasium.vector.AutoresetMode.SAME_STEP))}
 
 
 def pyboy_backend() -> dict:
-    import gymnasium
+    import gymnasium  # the package's import registered the ids
 
-    from . import gym_envs
-
-    gym_envs.register_envs()
     wrappers = [gymnasium.wrappers.FlattenObservation, lambda env: gymnasium.wrappers.DtypeObservation(env, np.float32)]
     return {"make_vector_env": lambda num_envs: gymnasium.make_vec(
         "envport/Game2048-v0", num_envs=num_envs, vectorization_mode="sync", wrappers=wrappers,

@@ -36,7 +36,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Optional, Sequence, Union
 
-import gymnasium
 import numpy as np
 from gymnasium import spaces
 
@@ -44,7 +43,7 @@ from shared.discrete_action import check_discrete_action
 from shared.episode_seeds import refuse_bool_seed
 from shared.render_mode import checked_render_mode
 
-from .emulator_env import EmulatorEnv, load_start_state
+from .emulator_env import EmulatorEnv, check_emulator_settings, load_start_state
 from .game2048 import PYBOY_BOOT_ROM_FRAMES
 from .reference.pyboy_ref import BUTTONS, SCREEN_SHAPE, WRAM
 
@@ -52,7 +51,6 @@ A, B, SELECT, START, RIGHT, LEFT, UP, DOWN = (1 << i for i in range(len(BUTTONS)
 # No button, each button alone, and A with each direction (jumping sideways in a platformer).
 DEFAULT_ACTIONS = (0, A, B, SELECT, START, RIGHT, LEFT, UP, DOWN, A | RIGHT, A | LEFT)
 OBSERVATIONS = ("wram", "screen")
-MAX_EPISODE_STEPS = 1000
 WRAM_SIZE = WRAM[1] - WRAM[0]
 
 Reward = Callable[[np.ndarray, np.ndarray], float]
@@ -81,17 +79,8 @@ def counter_increase(address: int, size: int = 1, byteorder: str = "little") -> 
     return reward
 
 
-def check_timing(backend: str, timing: str) -> None:
-    """"pyboy" (PyBoy-compatible) or "dmg" (the hardware's) on the Rust emulator; PyBoy has only its own."""
-    if timing not in ("pyboy", "dmg"):
-        raise ValueError(f"timing must be 'pyboy' or 'dmg', got {timing!r}")
-    if backend == "pyboy" and timing != "pyboy":
-        raise ValueError(f"timing={timing!r} is the Rust emulator's hardware timing; PyBoy runs only its own "
-                         "(backend='rust' for it)")
-
-
 def _make_emulator(backend: str, rom: Path, render: bool, timing: str, sound_emulated: bool):
-    check_timing(backend, timing)
+    """The emulator of `backend`, its settings checked (check_emulator_settings) by the caller."""
     if backend == "pyboy":
         from .reference.pyboy_ref import PyBoyGameBoy
 
@@ -99,8 +88,6 @@ def _make_emulator(backend: str, rom: Path, render: bool, timing: str, sound_emu
     if backend == "rust":
         from .rust_backend import RustGameBoy
 
-        if timing not in ("pyboy", "dmg"):
-            raise ValueError(f"timing must be 'pyboy' or 'dmg', got {timing!r}")
         return RustGameBoy(rom, render=render, power_on=timing, sound_emulated=sound_emulated)
     raise ValueError(f"unknown backend {backend!r}: 'pyboy' or 'rust'")
 
@@ -225,7 +212,8 @@ class GameBoyRomEnv(EmulatorEnv):
         ignore writes (PyBoy's fastest configuration); True = emulated. `start_state`: a state from
         `save_state()` (bytes, or a file holding them) that every episode starts from instead of
         the boot's `start_frames`; each emulator reads only its own states."""
-        check_rom_arguments(rom, sound_emulated)
+        check_rom_arguments(rom)
+        check_emulator_settings(backend, timing, sound_emulated)
         self.task = RomTask.checked(observation, actions, frames_per_action, press_frames, reward, terminated,
                                     start_frames, max_start_delay, reset_inputs, start_state)
         checked_render_mode(render_mode, self.metadata["render_modes"])
@@ -290,26 +278,9 @@ class GameBoyRomEnv(EmulatorEnv):
         return self._observe(), reward, terminated, False, {}
 
 
-def check_rom_arguments(rom, sound_emulated) -> None:
+def check_rom_arguments(rom) -> None:
     if rom is None:
         raise ValueError("rom: give the path of a Game Boy ROM (.gb), e.g. gymnasium.make(id, rom='game.gb')")
     if not Path(rom).is_file():
         raise FileNotFoundError(f"Game Boy ROM not found: {rom}")
-    if not isinstance(sound_emulated, (bool, np.bool_)):
-        raise ValueError(f"sound_emulated must be a bool, got {sound_emulated!r}")
 
-
-# `gymnasium.make_vec` of the Rust id: N emulators stepped together in Rust (rom_vector_env.py, named
-# by its path because it builds on this module); vectorization_mode="sync"/"async" still wraps N single envs.
-_RUST_VECTOR_ENV = "envs.emurust.rom_vector_env:GameBoyRomRustVectorEnv"
-
-
-def register_envs() -> None:
-    for env_id, backend in (("envport/GameBoy-v0", "pyboy"), ("envport/GameBoyRust-v0", "rust")):
-        if env_id not in gymnasium.registry:
-            gymnasium.register(env_id, entry_point=f"{__name__}:{GameBoyRomEnv.__name__}", kwargs={"backend": backend},
-                               vector_entry_point=_RUST_VECTOR_ENV if backend == "rust" else None,
-                               max_episode_steps=MAX_EPISODE_STEPS)
-
-
-register_envs()

@@ -42,7 +42,7 @@ class GameBoyRomRustVectorEnv(PhasedVectorEnv):
                  sound_emulated: bool = False):
         """The task's arguments as for `GameBoyRomEnv`. `threads`: Rayon threads (0 = one per
         core). `max_episode_steps`: truncation, as Gymnasium's `TimeLimit` (None = never)."""
-        check_rom_arguments(rom, sound_emulated)
+        check_rom_arguments(rom)
         self.task = RomTask.checked(observation, actions, frames_per_action, press_frames, reward, terminated,
                                     start_frames, max_start_delay, reset_inputs, start_state)
         rom_bytes = Path(rom).read_bytes()

@@ -170,14 +170,3 @@ class HalfCheetahJaxEnv(gymnasium.Env):
         if self._frames is not None:
             self._frames.close()
 
-
-def register() -> None:
-    entries = (
-        ("envport/HalfCheetah-v0", "envs.halfcheetah.gym_envs:HalfCheetahReferenceEnv"),
-        ("envport/HalfCheetahJax-v0", "envs.halfcheetah.gym_envs:HalfCheetahJaxEnv"),
-    )
-    vector_entries = {"envport/HalfCheetahJax-v0": "envs.halfcheetah.vector_env:HalfCheetahJaxVectorEnv"}
-    for env_id, entry in entries:
-        if env_id not in gymnasium.registry:
-            gymnasium.register(id=env_id, entry_point=entry, vector_entry_point=vector_entries.get(env_id),
-                               max_episode_steps=1000)

@@ -11,11 +11,7 @@ def jax_backend() -> dict:
 
 
 def mujoco_backend() -> dict:
-    import gymnasium
-
-    from . import gym_envs
-
-    gym_envs.register()
+    import gymnasium  # the package's import registered the ids
     return {"make_vector_env": lambda num_envs: gymnasium.make_vec(
         "envport/HalfCheetah-v0", num_envs=num_envs, vectorization_mode="sync",
         vector_kwargs={"autoreset_mode": gymnasium.vector.AutoresetMode.SAME_STEP}), "ppo_config": PPO_CONFIG}

@@ -356,14 +356,3 @@ class PokeShowdownGymEnv(_PokeEnvBase):
         self._closed = True
         super().close()
 
-
-def register() -> None:
-    entries = (
-        # make_vec's default for the JAX env is the native vector env (one vmapped call for all envs)
-        ("envport/PokeJax-v0", PokeJaxGymEnv, "envs.pokejax.vector_env:PokeJaxVectorEnv"),
-        ("envport/PokeShowdown-v0", PokeShowdownGymEnv, None),
-    )
-    for env_id, entry, vector_entry in entries:
-        if env_id not in gymnasium.registry:
-            # entry points as strings, so that env.spec.to_json() works (Minari stores specs so)
-            gymnasium.register(id=env_id, entry_point=f"{__name__}:{entry.__name__}", vector_entry_point=vector_entry)

@@ -14,11 +14,7 @@ def jax_backend() -> dict:
 
 def showdown_backend() -> dict:
     """Showdown through its Gymnasium env, one Node process per env (mind --num-envs: ~200 MB each)."""
-    import gymnasium
-
-    from . import gym_envs
-
-    gym_envs.register()
+    import gymnasium  # the package's import registered the ids
     return {"make_vector_env": lambda num_envs: gymnasium.make_vec(
         "envport/PokeShowdown-v0", num_envs=num_envs, vectorization_mode="sync", illegal_action="lose",
         vector_kwargs={"autoreset_mode": gymnasium.vector.AutoresetMode.SAME_STEP})}

@@ -298,11 +298,3 @@ class JaxPongVectorEnv(_PongVectorBase):
         batched = jax.device_get({name: getattr(self._state, name) for name in _DRAWN_FIELDS})
         return [{name: values[i] for name, values in batched.items()} for i in range(self.num_envs)]
 
-
-def register() -> None:
-    for env_id, entry, vector_entry in (
-        ("envport/Pong-v0", "envs.pong.gym_envs:CPongEnv", "envs.pong.gym_envs:CPongVectorEnv"),
-        ("envport/PongJax-v0", "envs.pong.gym_envs:JaxPongEnv", "envs.pong.gym_envs:JaxPongVectorEnv"),
-    ):
-        if env_id not in gymnasium.registry:
-            gymnasium.register(id=env_id, entry_point=entry, vector_entry_point=vector_entry)

@@ -196,8 +196,3 @@ class TcgReferenceEnv(gymnasium.Env):
         obs = observe(self.game, AGENT)
         return obs, self._reward(), terminated, truncated, self._info(obs)
 
-
-gymnasium.register("envport/TcgPocketReference-v0", entry_point=f"{__name__}:{TcgReferenceEnv.__name__}")
-# the JAX engine's env and its native vector env (make_vec's default), imported when first made
-gymnasium.register("envport/TcgPocketJax-v0", entry_point="envs.tcgjax.jax.gym_env:TcgJaxGymEnv",
-                   vector_entry_point="envs.tcgjax.jax.vector_env:TcgJaxVectorEnv")

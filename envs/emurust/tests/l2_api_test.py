@@ -10,6 +10,7 @@ import pytest
 from gymnasium.utils.env_checker import check_env
 
 from envs.emurust import game2048, gym_envs  # noqa: F401  (registers the env ids)
+from shared.gym_registration import submodules_loaded_by_import
 
 from .harness import ROMS, core
 
@@ -336,3 +337,14 @@ def test_both_envs_play_the_same_game():
         outputs.append(trace)
         env.close()
     assert outputs[0] == outputs[1]
+
+
+def test_importing_the_package_loads_none_of_its_modules():
+    """Importing the package registers its ids by name only: no module of it is loaded, so importing
+    it builds and imports nothing, and `python -m envs.emurust.build_ext` runs without runpy's
+    warning that the module was imported before it ran."""
+    assert submodules_loaded_by_import("envs.emurust") == []
+    for env_id in ("envport/Game2048-v0", "envport/Game2048Rust-v0", "envport/GameBoy-v0", "envport/GameBoyRust-v0"):
+        assert gymnasium.spec(env_id).max_episode_steps == 1000
+    assert gymnasium.spec("envport/GameBoyRust-v0").vector_entry_point == \
+        "envs.emurust.rom_vector_env:GameBoyRomRustVectorEnv"

@@ -9,6 +9,7 @@ import pytest
 from gymnasium.utils.env_checker import check_env
 
 import envs.halfcheetah  # noqa: F401 - registers the ids
+from shared.gym_registration import submodules_loaded_by_import
 from shared.verification.components import Components
 
 # not from the harness: it turns on jax_enable_x64, and these envs must work without it
@@ -161,3 +162,13 @@ def test_the_functional_step_refuses_an_action_of_another_shape(shape):
     _, state = jax_cheetah.reset(jax.random.PRNGKey(0))
     with pytest.raises(ValueError, match=r"one HalfCheetah's action is 6 torques, shape \(6,\), got shape"):
         jax_cheetah.step(jax.random.PRNGKey(1), state, np.zeros(shape, np.float32))
+
+
+@CHEETAH.covers("env")
+def test_importing_the_package_loads_none_of_its_modules():
+    """Importing the package registers its ids by name only: no module of it is loaded, so importing
+    it stays cheap and `python -m envs.halfcheetah.reference.model_file` runs without runpy's warning that the module was
+    imported before it ran."""
+    assert submodules_loaded_by_import("envs.halfcheetah") == []
+    assert gymnasium.spec("envport/HalfCheetah-v0").max_episode_steps == 1000
+    assert gymnasium.spec("envport/HalfCheetahJax-v0").max_episode_steps == 1000

@@ -23,6 +23,7 @@ from envs.pokejax.jax.tables import BOOST_KEYS, STATUSES, VOLATILES, gen1_tables
 from envs.pokejax.tests.components import POKEJAX
 from envs.pokejax.tests.episodes import play_episode, same_episode
 from envs.pokejax.vector_env import PokeJaxVectorEnv
+from shared.gym_registration import submodules_loaded_by_import
 from shared.verification.vector_info import assert_same_vector_info
 
 IDS = ["envport/PokeJax-v0", "envport/PokeShowdown-v0"]
@@ -446,3 +447,12 @@ def test_native_vector_env_rendering_errors_and_warnings():
     with pytest.warns(UserWarning, match='render_mode="ansi"'):
         assert envs.render() is None
     envs.close()
+
+
+@POKEJAX.covers("battle")
+def test_importing_the_package_loads_none_of_its_modules():
+    """Importing the package registers its ids by name only: no module of it is loaded, so importing
+    it stays cheap and `python -m envs.pokejax.gen_data` runs without runpy's warning that the module was
+    imported before it ran."""
+    assert submodules_loaded_by_import("envs.pokejax") == []
+    assert gymnasium.spec("envport/PokeJax-v0").vector_entry_point == "envs.pokejax.vector_env:PokeJaxVectorEnv"

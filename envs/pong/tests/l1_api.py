@@ -15,6 +15,7 @@ import envs.pong  # noqa: F401  (registers envport/Pong-v0 and envport/PongJax-v
 from envs.pong.params import PongConfig
 from envs.pong.reference import build, sdist
 from envs.pong.reference.c_pong import CPongVec
+from shared.gym_registration import submodules_loaded_by_import
 from shared.verification.strategies import invalid_discrete_actions
 
 IDS = ["envport/Pong-v0", "envport/PongJax-v0"]
@@ -322,3 +323,11 @@ def test_the_functional_step_checks_what_it_can_see_when_traced(action):
     _, state = pong.reset(jax.random.PRNGKey(0))
     with pytest.raises(ValueError, match="one Pong env's action is one integer .*step a batch with jax.vmap"):
         pong.step(None, state, action)
+
+
+def test_importing_the_package_loads_none_of_its_modules():
+    """Importing the package registers its ids by name only: no module of it is loaded, so importing
+    it stays cheap and `python -m envs.pong.reference.build` runs without runpy's warning that the module was
+    imported before it ran."""
+    assert submodules_loaded_by_import("envs.pong") == []
+    assert all(gymnasium.spec(env_id).entry_point.startswith("envs.pong.gym_envs:") for env_id in IDS)

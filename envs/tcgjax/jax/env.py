@@ -48,6 +48,18 @@ class EnvParams:
     # traced, not static: a program compiled for one cut serves every cut (tests cut at 30)
     max_decisions: jnp.ndarray = 2000  # int32
 
+    def __post_init__(self):
+        # JAX rebuilds params with tracers (and other placeholders) as leaves, which cannot be
+        # checked here; a number or a concrete array given by hand can
+        decisions = self.max_decisions
+        if isinstance(decisions, jax.core.Tracer):
+            return
+        if isinstance(decisions, (bool, np.bool_, str, float, np.floating)) or (
+                isinstance(decisions, (int, np.integer)) and decisions < 1) or (
+                isinstance(decisions, (np.ndarray, jax.Array)) and not (
+                    np.issubdtype(decisions.dtype, np.integer) and bool(np.all(np.asarray(decisions) >= 1)))):
+            raise ValueError(f"max_decisions must be a whole number >= 1, got {decisions!r}")
+
 
 @struct.dataclass
 class EnvState:

@@ -12,6 +12,7 @@ from gymnasium.envs.registration import EnvSpec
 import envs.tcgjax  # noqa: F401  (registers the ids)
 from envs.tcgjax.gym_envs import TcgReferenceEnv
 from envs.tcgjax.tests.components import TCGJAX
+from shared.gym_registration import submodules_loaded_by_import
 
 IDS = ["envport/TcgPocketReference-v0", "envport/TcgPocketJax-v0"]
 
@@ -104,3 +105,28 @@ def test_an_empty_deck_bank_is_refused():
     for size in (0, -5, 2.5):
         with pytest.raises(ValueError, match="a random bank's size must be a whole number >= 1"):
             random_bank(size=size)
+
+
+@TCGJAX.covers("env")
+def test_the_functional_envs_cut_is_checked_when_given():
+    """EnvParams.max_decisions set by hand (the Gymnasium envs check theirs): 0 or a negative cut made
+    every step end the episode, a float cut was taken. Tracers JAX puts in its place are not checked
+    (l2_step_batch runs jitted steps with a cut of 30)."""
+    import jax.numpy as jnp
+
+    from envs.tcgjax.jax.env import fixed_bank
+
+    for bad in (0, -3, True, 2.5, "10", np.float32(10), np.array([5, 0]), jnp.int32(0), jnp.float32(30)):
+        with pytest.raises(ValueError, match="max_decisions must be a whole number >= 1"):
+            fixed_bank().replace(max_decisions=bad)
+    for good in (1, np.int64(7), jnp.int32(30), jnp.array([5, 2])):
+        assert fixed_bank().replace(max_decisions=good).max_decisions is good
+
+
+@TCGJAX.covers("env")
+def test_importing_the_package_loads_none_of_its_modules():
+    """Importing the package registers its ids by name only: no module of it is loaded, so importing
+    it stays cheap and `python -m envs.tcgjax.reference.cards` runs without runpy's warning that the module was
+    imported before it ran."""
+    assert submodules_loaded_by_import("envs.tcgjax") == []
+    assert gymnasium.spec(IDS[1]).vector_entry_point == "envs.tcgjax.jax.vector_env:TcgJaxVectorEnv"
