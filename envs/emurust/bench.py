@@ -244,7 +244,7 @@ def ours_single_rate(core, kind: str, rom: Path, mode: str, render: bool, second
         for phases in moves:
             gb.run_phases(phases, draw_last_only=render)
             if render:
-                np.array(gb.screen, copy=True)
+                _ = gb.screen  # a copy (the core copies), as the PyBoy row copies its screen
             gb.read_range(*BOARD)
     return best_rate(call, len(PLAY_MOVES), seconds)
 

@@ -11,6 +11,7 @@ and benchmarks take either one:
 
 from __future__ import annotations
 
+import operator
 import os
 from pathlib import Path
 from typing import Union
@@ -18,7 +19,7 @@ from typing import Union
 import numpy as np
 
 from .build_ext import load_core
-from .reference.pyboy_ref import HRAM, WRAM
+from .reference.pyboy_ref import HRAM, WRAM, ClosedEmulator
 
 
 class RustGameBoy:
@@ -41,7 +42,7 @@ class RustGameBoy:
 
     @property
     def core(self):
-        """The `emurust_core.GameBoy` itself (zero-copy `screen`, registers, cycles)."""
+        """The `emurust_core.GameBoy` itself (registers, cycles, ...)."""
         return self._gb
 
     @property
@@ -49,14 +50,14 @@ class RustGameBoy:
         return self._gb.frame_count
 
     def set_buttons(self, mask: int) -> None:
-        self._gb.set_buttons(int(mask))
+        self._gb.set_buttons(operator.index(mask))  # a float is refused, not truncated
 
     def run_frames(self, n: int = 1) -> None:
-        self._gb.run_frames(int(n))
+        self._gb.run_frames(operator.index(n))
 
     def screen_shades(self) -> np.ndarray:
         """(144, 160) uint8 shades, 0 white .. 3 black: a copy of the last completed frame."""
-        return np.array(self._gb.screen, copy=True)
+        return self._gb.screen  # the core returns a copy
 
     def read_memory(self, start: int, stop: int) -> bytes:
         return self._gb.read_range(start, stop)
@@ -86,7 +87,8 @@ class RustGameBoy:
         self._gb.load_state(state)
 
     def close(self) -> None:
-        pass
+        """Drop the console; later calls raise RuntimeError, as PyBoyGameBoy's do."""
+        self._gb = ClosedEmulator(type(self).__name__)
 
     def __enter__(self) -> RustGameBoy:
         return self

@@ -51,6 +51,7 @@ from __future__ import annotations
 
 import hashlib
 import io
+import operator
 import os
 import struct
 import warnings
@@ -85,6 +86,16 @@ _STATE_HEADER = struct.Struct("<8sQBBBI")
 
 # The wyattferguson 2048 build (roms/SOURCES.md): addresses for PyBoy's GameWrapper2048.
 _WRAPPER_2048_SYMBOLS = {"_board": 0xC0B1, "_score": 0xC0E9, "_winner": 0xC0E9, "_state": 0xC0E9}
+
+
+class ClosedEmulator:
+    """Stands in for a closed emulator: any use says so (rather than an AttributeError on None)."""
+
+    def __init__(self, owner: str):
+        self._owner = owner
+
+    def __getattr__(self, name: str):
+        raise RuntimeError(f"this {self._owner} is closed: make a new one")
 
 
 def _packed_rgba(rgb: int) -> int:
@@ -179,9 +190,10 @@ class PyBoyGameBoy:
 
     def set_buttons(self, mask: int) -> None:
         """Hold down the buttons whose bits are set (bit i = BUTTONS[i]) from the next frame on."""
+        mask = operator.index(mask)  # a float is refused, not truncated
         if not 0 <= mask <= 0xFF:
             raise ValueError(f"button mask must be in 0..255, got {mask}")
-        self._buttons = int(mask)
+        self._buttons = mask
 
     def _apply_buttons(self) -> None:
         changed = self._buttons ^ self._applied_buttons
@@ -197,6 +209,7 @@ class PyBoyGameBoy:
 
     def run_frames(self, n: int = 1) -> None:
         """Run `n` frames with the current buttons; renders the last one when `render` is on."""
+        n = operator.index(n)
         if n < 0:
             raise ValueError(f"frame count must be >= 0, got {n}")
         if n == 0:
@@ -328,11 +341,11 @@ class PyBoyGameBoy:
     # -- lifetime ---------------------------------------------------------------------------------
 
     def close(self) -> None:
-        """Stop PyBoy (writes nothing: the ROM was loaded from memory)."""
+        """Stop PyBoy (writes nothing: the ROM was loaded from memory); later calls raise RuntimeError."""
         pyboy = getattr(self, "_pyboy", None)
-        if pyboy is not None:
+        if pyboy is not None and not isinstance(pyboy, ClosedEmulator):
             pyboy.stop(save=False)
-            self._pyboy = None
+            self._pyboy = ClosedEmulator(type(self).__name__)
 
     def __enter__(self) -> PyBoyGameBoy:
         return self

@@ -44,8 +44,63 @@ def test_bad_arguments_raise():
         gb.read_range(0xC000, 0x10001)
     with pytest.raises(ValueError):
         gb.write_memory(0xC000, 300)
-    with pytest.raises(ValueError, match="frames must be >= 0"):
-        gb.run_frames(-1)
+    for frames in (-1, 2**32):
+        with pytest.raises(ValueError, match=r"frames must be in 0..=2\*\*32-1"):
+            gb.run_frames(frames)
+    # a count past 2**60 wrapped the 64-bit cycle count and ran nothing, silently
+    cycles = gb.cycles
+    for count in (-1, 2**60 + 1, 2**63 - 1):
+        with pytest.raises(ValueError, match=r"cycles must be in 0..=2\*\*60"):
+            gb.run_cycles(count)
+    assert gb.cycles == cycles
+
+
+def test_bad_vector_arguments_raise_before_anything_runs():
+    emurust = core()
+    rom = GAME.read_bytes()
+    for num_envs in (0, -1, 2**16 + 1):  # 2**62 consoles were allocated until the process was killed
+        with pytest.raises(ValueError, match=r"num_envs must be in 1..=65536"):
+            emurust.GameBoyVec(rom, num_envs)
+    for threads in (-1, 1025):  # 16,384 threads took minutes to start, with the GIL held
+        with pytest.raises(ValueError, match=r"threads must be in 0..=1024"):
+            emurust.GameBoyVec(rom, 2, threads=threads)
+    vec = emurust.GameBoyVec(rom, 2)
+    for buttons in (np.zeros(2, np.int64), [0, 0], np.zeros(2, np.float32)):
+        with pytest.raises(TypeError, match="buttons must be a numpy uint8"):
+            vec.step(buttons, 1)
+    with pytest.raises(ValueError, match=r"frames must be in 0..=2\*\*32-1"):
+        vec.step(np.zeros(2, np.uint8), -1)
+    with pytest.raises(TypeError, match="frames must be a numpy int64"):
+        vec.run_phases(np.zeros((2, 1), np.uint8), np.ones((2, 1), np.int32))
+    with pytest.raises(TypeError, match="buttons must be a numpy uint8"):
+        vec.run_phases(np.zeros((2, 1), np.int64), np.ones((2, 1), np.int64))
+    for index in (-1, 2):
+        with pytest.raises(IndexError, match=f"env index {index} out of range for 2 envs"):
+            vec.save_state(index)
+        with pytest.raises(IndexError, match=f"env index {index} out of range for 2 envs"):
+            vec.load_state(index, b"")
+    assert list(vec.frame_counts) == [0, 0]
+
+
+def test_reading_the_screen_while_another_thread_runs_frames_is_a_python_error():
+    """`screen` raised a Rust panic (pyo3's PanicException, which `except Exception` does not catch)
+    when another thread was inside run_frames, which releases the GIL; now a RuntimeError, as every
+    other method raises, or a frame."""
+    import threading
+
+    gb = core().GameBoy(GAME.read_bytes())
+    runner = threading.Thread(target=gb.run_frames, args=(1500,))
+    outcomes = set()
+    runner.start()
+    while runner.is_alive():
+        try:
+            screen = gb.screen
+            outcomes.add("frame" if screen.shape == (144, 160) else "bad shape")
+        except BaseException as error:  # noqa: BLE001 - a PanicException is what this test looks for
+            outcomes.add(type(error).__name__)
+    runner.join()
+    assert outcomes <= {"frame", "RuntimeError"}, outcomes
+    assert "RuntimeError" in outcomes, "the reads overlapped the run (else the test shows nothing)"
 
 
 def test_save_state_replays_and_corruption_is_rejected():
@@ -77,15 +132,18 @@ def test_save_state_replays_and_corruption_is_rejected():
         other.load_state(state)
 
 
-def test_screen_is_a_read_only_live_view():
+def test_screen_is_a_copy_of_the_last_frame():
+    """A copy, not a view: run_frames redraws the buffer with the GIL released, so a view could be
+    read by another thread while it is written."""
     gb = core().GameBoy(GAME.read_bytes())
-    screen = gb.screen
-    assert screen.shape == (144, 160) and screen.dtype == np.uint8 and not screen.flags.writeable
-    with pytest.raises(ValueError):
-        screen[0, 0] = 1
-    gb.run_frames(60)  # the title screen: the live view follows without a new call
-    assert set(np.unique(screen)) <= {0, 1, 2, 3} and screen.any()
-    np.testing.assert_array_equal(screen, gb.screen)
+    before = gb.screen
+    assert before.shape == (144, 160) and before.dtype == np.uint8 and not before.any()
+    before[0, 0] = 3  # the caller's own array
+    gb.run_frames(60)  # the title screen
+    after = gb.screen
+    assert before[0, 0] == 3 and not before[1:].any(), "an earlier copy does not follow the console"
+    assert set(np.unique(after)) <= {0, 1, 2, 3} and after.any()
+    np.testing.assert_array_equal(after, gb.screen)
 
 
 def test_vector_equals_single_consoles():
@@ -348,3 +406,24 @@ def test_importing_the_package_loads_none_of_its_modules():
         assert gymnasium.spec(env_id).max_episode_steps == 1000
     assert gymnasium.spec("envport/GameBoyRust-v0").vector_entry_point == \
         "envs.emurust.rom_vector_env:GameBoyRomRustVectorEnv"
+
+
+@pytest.mark.parametrize("backend", ["pyboy", "rust"])
+def test_the_adapters_refuse_floats_and_use_after_close(backend):
+    """RustGameBoy took set_buttons(1.9) as 1 and run_frames(2.9) as 2, and went on after close();
+    PyBoyGameBoy failed after close with an AttributeError on None. Both now refuse alike."""
+    from envs.emurust.reference.pyboy_ref import PyBoyGameBoy
+    from envs.emurust.rust_backend import RustGameBoy
+
+    gb = (PyBoyGameBoy if backend == "pyboy" else RustGameBoy)(GAME, render=False)
+    for call, value in ((gb.set_buttons, 1.9), (gb.set_buttons, "3"), (gb.run_frames, 2.9), (gb.run_frames, -0.5)):
+        with pytest.raises(TypeError):
+            call(value)
+    assert gb.frame_count == 0, "nothing ran"
+    gb.run_frames(np.int64(2))  # numpy ints are whole numbers
+    assert gb.frame_count > 0
+    gb.close()
+    gb.close()  # twice is fine
+    for call in (lambda: gb.run_frames(1), lambda: gb.set_buttons(1) or gb.run_frames(1), gb.save_state, gb.wram):
+        with pytest.raises(RuntimeError, match="is closed"):
+            call()

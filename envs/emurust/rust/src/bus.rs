@@ -26,6 +26,11 @@ pub use plain_step::PlainStep;
 /// System counter bit whose falling edge steps the APU frame sequencer (DIV bit 4).
 const FRAME_SEQUENCER_PERIOD: u64 = 1 << 13;
 
+/// The largest cycle count a state may hold: 2**60 T-cycles is some 8,700 years at 4.19 MHz, and
+/// leaves room for any run from it (2**32 - 1 frames of at most 70,224 cycles each) without the
+/// 64-bit count wrapping, which would end every later frame after one instruction.
+pub const MAX_STATE_CYCLES: u64 = 1 << 60;
+
 pub struct Bus {
     /// Never replaced once the bus is made: `memory` holds a copy of its ROM, which fetches
     /// index without a bounds check (`Bus::cartridge` reads it from outside the crate).
@@ -977,6 +982,12 @@ impl Bus {
             return Err(StateError(
                 "bus cycle count is not a whole number of M-cycles".into(),
             ));
+        }
+        if self.cycles > MAX_STATE_CYCLES {
+            return Err(StateError(format!(
+                "bus cycle count {} is past {MAX_STATE_CYCLES} (some 8,700 years of emulated time)",
+                self.cycles
+            )));
         }
         self.ppu_synced = self.cycles;
         self.timer_synced = self.cycles;

@@ -593,6 +593,43 @@ mod tests {
         );
     }
 
+    /// A state whose checksum is right but whose timer counter is not a whole number of M-cycles
+    /// (the scheduler waits for an edge such a counter never meets: `run_frames` hung) or whose
+    /// cycle count is past `MAX_STATE_CYCLES` (a run from it wrapped the count: every later frame
+    /// ended after one instruction) is refused, and the console is left as it was.
+    #[test]
+    fn states_no_console_can_reach_are_refused() {
+        let mut gb = GameBoy::with_power_on(lcd_on_rom(&[0x18, 0xFE]), PowerOn::Dmg).unwrap();
+        gb.run_frame();
+        let good = gb.save_state();
+        let mut unaligned =
+            GameBoy::with_power_on(lcd_on_rom(&[0x18, 0xFE]), PowerOn::Dmg).unwrap();
+        unaligned.bus.timer.counter |= 1;
+        let mut far = GameBoy::with_power_on(lcd_on_rom(&[0x18, 0xFE]), PowerOn::Dmg).unwrap();
+        far.bus.cycles = crate::bus::MAX_STATE_CYCLES + 4;
+        for (bad, message) in [
+            (unaligned.save_state(), "timer counter"),
+            (far.save_state(), "past"),
+        ] {
+            let error = gb.load_state(&bad).unwrap_err();
+            assert!(error.to_string().contains(message), "{error}");
+            assert_eq!(gb.save_state(), good, "{message}: the console is unchanged");
+        }
+        // At the limit a console runs as one at power-on does (the same frames, the same cycles).
+        let mut edge = GameBoy::with_power_on(lcd_on_rom(&[0x18, 0xFE]), PowerOn::Dmg).unwrap();
+        edge.bus.cycles = crate::bus::MAX_STATE_CYCLES;
+        gb.load_state(&edge.save_state()).unwrap();
+        let mut fresh = GameBoy::with_power_on(lcd_on_rom(&[0x18, 0xFE]), PowerOn::Dmg).unwrap();
+        gb.run_frames(30);
+        fresh.run_frames(30);
+        assert_eq!(
+            gb.bus.cycles - crate::bus::MAX_STATE_CYCLES,
+            fresh.bus.cycles
+        );
+        assert_eq!(gb.frame_count(), fresh.frame_count());
+        assert_eq!(gb.screen()[..], fresh.screen()[..]);
+    }
+
     fn assert_same_state(a: &mut GameBoy, b: &mut GameBoy, case: &str) {
         let (a, b) = (a.save_state(), b.save_state());
         let first_difference = a.iter().zip(&b).position(|(x, y)| x != y);

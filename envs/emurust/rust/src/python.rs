@@ -3,17 +3,19 @@
 //! Every argument is checked here and every emulator error becomes a Python exception; nothing in
 //! the emulator panics on bad input, so no panic crosses into Python.
 
+use crate::bus::MAX_STATE_CYCLES;
 use crate::gameboy::{GameBoy, PowerOn};
 use crate::joypad::BUTTON_NAMES;
 use crate::ppu::{SCREEN_HEIGHT, SCREEN_WIDTH};
 use crate::sm83_harness::{run_one, CycleKind};
 use crate::vec::GameBoyVec as VecCore;
-use numpy::ndarray::{ArrayView2, Axis};
+use numpy::ndarray::{Array2, Axis};
 use numpy::{
-    PyArray2, PyArray3, PyArrayMethods, PyReadonlyArray1, PyReadonlyArray2, PyUntypedArrayMethods,
+    IntoPyArray, PyArray1, PyArray2, PyArray3, PyArrayMethods, PyReadonlyArray1, PyReadonlyArray2,
+    PyUntypedArrayMethods,
 };
 use pyo3::create_exception;
-use pyo3::exceptions::{PyIndexError, PyValueError};
+use pyo3::exceptions::{PyIndexError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict};
 
@@ -83,6 +85,37 @@ fn check_frames(frames: i64) -> PyResult<u32> {
         .map_err(|_| PyValueError::new_err(format!("frames must be in 0..=2**32-1, got {frames}")))
 }
 
+fn check_cycles(cycles: i64) -> PyResult<u64> {
+    u64::try_from(cycles)
+        .ok()
+        .filter(|&c| c <= MAX_STATE_CYCLES)
+        .ok_or_else(|| PyValueError::new_err(format!("cycles must be in 0..=2**60, got {cycles}")))
+}
+
+/// The most consoles one GameBoyVec holds: each takes about 230 KB, so 65,536 take some 15 GB.
+const MAX_CONSOLES: i64 = 1 << 16;
+/// Rayon threads: more than this is a mistake (and starting them takes minutes).
+const MAX_THREADS: i64 = 1024;
+
+/// A numpy array argument of one dtype, refused with its name and the dtype it needs (PyO3's own
+/// message, "'ndarray' object cannot be cast as 'ndarray'", names neither).
+fn typed_array<'a, 'py, T>(
+    value: &'a Bound<'py, PyAny>,
+    name: &str,
+    dtype: &str,
+) -> PyResult<&'a Bound<'py, T>>
+where
+    T: pyo3::type_object::PyTypeInfo,
+{
+    value.cast::<T>().map_err(|_| {
+        let got = value
+            .getattr("dtype")
+            .map(|d| d.to_string())
+            .unwrap_or_else(|_| value.get_type().to_string());
+        PyTypeError::new_err(format!("{name} must be a numpy {dtype} array, got {got}"))
+    })
+}
+
 fn check_mask(mask: i64) -> PyResult<u8> {
     u8::try_from(mask).map_err(|_| {
         PyValueError::new_err(format!(
@@ -91,7 +124,7 @@ fn check_mask(mask: i64) -> PyResult<u8> {
     })
 }
 
-/// One DMG console. `screen` is a read-only live view of the last completed frame (copy it to keep it).
+/// One DMG console. `screen` is a copy of the last completed frame.
 #[pyclass(module = "emurust_core", name = "GameBoy")]
 pub struct PyGameBoy {
     inner: GameBoy,
@@ -175,8 +208,7 @@ impl PyGameBoy {
     /// Runs `frames` frames (each ends when the PPU enters VBlank) without holding the GIL.
     #[pyo3(signature = (frames=1))]
     fn run_frames(&mut self, py: Python<'_>, frames: i64) -> PyResult<()> {
-        let frames = u32::try_from(frames)
-            .map_err(|_| PyValueError::new_err(format!("frames must be >= 0, got {frames}")))?;
+        let frames = check_frames(frames)?;
         let inner = &mut self.inner;
         py.detach(|| inner.run_frames(frames));
         Ok(())
@@ -200,10 +232,13 @@ impl PyGameBoy {
         Ok(())
     }
 
-    /// Runs at least `cycles` T-cycles (whole instructions).
-    fn run_cycles(&mut self, py: Python<'_>, cycles: u64) {
+    /// Runs at least `cycles` T-cycles (whole instructions), at most 2**60 (see `MAX_STATE_CYCLES`:
+    /// from any loadable count the 64-bit cycle count cannot wrap).
+    fn run_cycles(&mut self, py: Python<'_>, cycles: i64) -> PyResult<()> {
+        let cycles = check_cycles(cycles)?;
         let inner = &mut self.inner;
         py.detach(|| inner.run_cycles(cycles));
+        Ok(())
     }
 
     /// Sets every button at once: bit i of `mask` presses BUTTON_NAMES[i].
@@ -229,22 +264,17 @@ impl PyGameBoy {
         self.inner.bus.joypad.buttons()
     }
 
-    /// (144, 160) uint8 DMG shades 0 (white) .. 3 (black), a read-only view into the emulator.
+    /// (144, 160) uint8 DMG shades 0 (white) .. 3 (black): a copy of the last completed frame. Not a
+    /// view: `run_frames` redraws the buffer with the GIL released, so another Python thread could
+    /// read a view while it is being written.
     #[getter]
-    fn screen<'py>(slf: Bound<'py, Self>) -> PyResult<Bound<'py, PyArray2<u8>>> {
-        let borrowed = slf.borrow();
-        let pixels: &[u8] = &borrowed.inner.screen()[..];
-        let view = ArrayView2::from_shape((SCREEN_HEIGHT, SCREEN_WIDTH), pixels)
-            .map_err(|e| PyValueError::new_err(e.to_string()))?;
-        // SAFETY: the pixels live inside this pyclass object, which `container` keeps alive, and
-        // the PPU never reallocates its screen buffer (it is a fixed array written in place), so
-        // the pointer stays valid for the array's lifetime; the array is made read-only below.
-        let array = unsafe { PyArray2::borrow_from_array(&view, slf.clone().into_any()) };
-        drop(borrowed);
-        let kwargs = PyDict::new(slf.py());
-        kwargs.set_item("write", false)?;
-        array.call_method("setflags", (), Some(&kwargs))?;
-        Ok(array)
+    fn screen<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyArray2<u8>>> {
+        let pixels = Array2::from_shape_vec(
+            (SCREEN_HEIGHT, SCREEN_WIDTH),
+            self.inner.screen()[..].to_vec(),
+        )
+        .map_err(|e| PyValueError::new_err(e.to_string()))?;
+        Ok(pixels.into_pyarray(py))
     }
 
     fn read_memory(&self, addr: i64) -> PyResult<u8> {
@@ -340,15 +370,23 @@ impl GameBoyVec {
     #[pyo3(signature = (rom, num_envs, threads=0, render=true, power_on="dmg", sound_emulated=true))]
     fn new(
         rom: &[u8],
-        num_envs: usize,
-        threads: usize,
+        num_envs: i64,
+        threads: i64,
         render: bool,
         power_on: &str,
         sound_emulated: bool,
     ) -> PyResult<Self> {
-        if num_envs == 0 {
-            return Err(PyValueError::new_err("num_envs must be at least 1"));
+        if !(1..=MAX_CONSOLES).contains(&num_envs) {
+            return Err(PyValueError::new_err(format!(
+                "num_envs must be in 1..={MAX_CONSOLES} (each console holds about 230 KB), got {num_envs}"
+            )));
         }
+        if !(0..=MAX_THREADS).contains(&threads) {
+            return Err(PyValueError::new_err(format!(
+                "threads must be in 0..={MAX_THREADS} (0: Rayon's pool, one per core), got {threads}"
+            )));
+        }
+        let (num_envs, threads) = (num_envs as usize, threads as usize); // both checked non-negative above
         let power_on = parse_power_on(power_on)?;
         let inner = VecCore::new(rom, num_envs, threads, render, power_on, sound_emulated)
             .map_err(|e| match e {
@@ -364,12 +402,10 @@ impl GameBoyVec {
     }
 
     /// Sets each env's buttons (uint8 masks, shape (num_envs,)) and runs `frames` frames in each.
-    fn step(
-        &mut self,
-        py: Python<'_>,
-        buttons: PyReadonlyArray1<'_, u8>,
-        frames: u32,
-    ) -> PyResult<()> {
+    fn step(&mut self, py: Python<'_>, buttons: &Bound<'_, PyAny>, frames: i64) -> PyResult<()> {
+        let frames = check_frames(frames)?;
+        let buttons: PyReadonlyArray1<'_, u8> =
+            typed_array::<PyArray1<u8>>(buttons, "buttons", "uint8 (num_envs,)")?.readonly();
         let masks = buttons
             .as_slice()
             .map_err(|_| PyValueError::new_err("buttons must be a contiguous uint8 array"))?;
@@ -393,10 +429,14 @@ impl GameBoyVec {
     fn run_phases(
         &mut self,
         py: Python<'_>,
-        buttons: PyReadonlyArray2<'_, u8>,
-        frames: PyReadonlyArray2<'_, i64>,
+        buttons: &Bound<'_, PyAny>,
+        frames: &Bound<'_, PyAny>,
         draw_last_only: bool,
     ) -> PyResult<()> {
+        let buttons: PyReadonlyArray2<'_, u8> =
+            typed_array::<PyArray2<u8>>(buttons, "buttons", "uint8 (num_envs, phases)")?.readonly();
+        let frames: PyReadonlyArray2<'_, i64> =
+            typed_array::<PyArray2<i64>>(frames, "frames", "int64 (num_envs, phases)")?.readonly();
         let n = self.inner.len();
         let (b_shape, f_shape) = (buttons.shape().to_vec(), frames.shape().to_vec());
         if b_shape[0] != n || b_shape != f_shape {
@@ -457,13 +497,13 @@ impl GameBoyVec {
         Ok(out)
     }
 
-    fn save_state<'py>(&mut self, py: Python<'py>, index: usize) -> PyResult<Bound<'py, PyBytes>> {
-        self.check_index(index)?;
+    fn save_state<'py>(&mut self, py: Python<'py>, index: i64) -> PyResult<Bound<'py, PyBytes>> {
+        let index = self.check_index(index)?;
         Ok(PyBytes::new(py, &self.inner.get_mut(index).save_state()))
     }
 
-    fn load_state(&mut self, index: usize, data: &[u8]) -> PyResult<()> {
-        self.check_index(index)?;
+    fn load_state(&mut self, index: i64, data: &[u8]) -> PyResult<()> {
+        let index = self.check_index(index)?;
         self.inner
             .get_mut(index)
             .load_state(data)
@@ -479,14 +519,16 @@ impl GameBoyVec {
 }
 
 impl GameBoyVec {
-    fn check_index(&self, index: usize) -> PyResult<()> {
-        if index >= self.inner.len() {
-            return Err(PyIndexError::new_err(format!(
-                "env index {index} out of range for {} envs",
-                self.inner.len()
-            )));
-        }
-        Ok(())
+    fn check_index(&self, index: i64) -> PyResult<usize> {
+        usize::try_from(index)
+            .ok()
+            .filter(|&i| i < self.inner.len())
+            .ok_or_else(|| {
+                PyIndexError::new_err(format!(
+                    "env index {index} out of range for {} envs",
+                    self.inner.len()
+                ))
+            })
     }
 }
 

@@ -208,6 +208,12 @@ impl Timer {
 
     pub fn load(&mut self, r: &mut StateReader) -> Result<(), StateError> {
         self.counter = r.u16()?;
+        if !self.counter.is_multiple_of(4) {
+            // it advances by whole M-cycles; an unaligned one never meets the edge the scheduler waits for
+            return Err(StateError(
+                "timer counter is not a whole number of M-cycles".into(),
+            ));
+        }
         self.tima = r.u8()?;
         self.tma = r.u8()?;
         self.tac = r.u8()? & 7;
