@@ -55,6 +55,7 @@ import operator
 import os
 import struct
 import warnings
+import zlib
 from pathlib import Path
 from typing import Union
 
@@ -81,8 +82,10 @@ _PRIME_MAX_FRAMES = 30
 _STATE_MAGIC = b"EMURUST-PYBOY\x02"
 # ROM digest (first 8 bytes of its SHA-256: PyBoy's own state does not say which cart it belongs to,
 # and loads a state of another cart of the same type without complaint), frame_count, applied
-# buttons, requested buttons, screen rendered (0/1), serial length
-_STATE_HEADER = struct.Struct("<8sQBBBI")
+# buttons, requested buttons, screen rendered (0/1), serial length, then the length and CRC-32 of
+# what follows the header (serial text and PyBoy's state: PyBoy's loader stops part-way through a
+# damaged state, leaving the emulator half-loaded, so a state is checked whole before it is handed on)
+_STATE_HEADER = struct.Struct("<8sQBBBIQI")
 
 # The wyattferguson 2048 build (roms/SOURCES.md): addresses for PyBoy's GameWrapper2048.
 _WRAPPER_2048_SYMBOLS = {"_board": 0xC0B1, "_score": 0xC0E9, "_winner": 0xC0E9, "_state": 0xC0E9}
@@ -295,16 +298,16 @@ class PyBoyGameBoy:
         buffer = io.BytesIO()
         self._pyboy.save_state(buffer)
         rendered = int(self._rendered_frame == self._frame_count)
-        header = _STATE_HEADER.pack(
-            self._rom_digest, self._frame_count, self._applied_buttons, self._buttons, rendered, len(self._serial)
-        )
-        return _STATE_MAGIC + header + bytes(self._serial) + buffer.getvalue()
+        body = bytes(self._serial) + buffer.getvalue()
+        header = _STATE_HEADER.pack(self._rom_digest, self._frame_count, self._applied_buttons, self._buttons,
+                                    rendered, len(self._serial), len(body), zlib.crc32(body))
+        return _STATE_MAGIC + header + body
 
     def load_state(self, state: bytes) -> None:
         """Return to a snapshot taken by `save_state` of an emulator running the same ROM.
 
-        Raises ValueError for anything else (another ROM's state, a truncated or padded one), and
-        then leaves the emulator as it was: PyBoy's loader stops part-way through a bad state.
+        Raises ValueError for anything else (another ROM's state, a truncated, padded or damaged
+        one) before anything is loaded, so the emulator is left as it was.
         """
         if not isinstance(state, (bytes, bytearray, memoryview)):
             raise TypeError(f"a state is bytes, not {type(state).__name__}")
@@ -314,22 +317,22 @@ class PyBoyGameBoy:
         offset = len(_STATE_MAGIC)
         if len(state) < offset + _STATE_HEADER.size:
             raise ValueError("the PyBoyGameBoy state is truncated (its header is incomplete)")
-        digest, frames, applied, requested, rendered, serial_length = _STATE_HEADER.unpack_from(state, offset)
+        digest, frames, applied, requested, rendered, serial_length, body_length, body_crc = \
+            _STATE_HEADER.unpack_from(state, offset)
         if digest != self._rom_digest:
             raise ValueError(f"the state was saved from a different ROM than {self.rom_path.name}")
-        offset += _STATE_HEADER.size
-        serial = state[offset:offset + serial_length]
-        pyboy_state = io.BytesIO(state[offset + serial_length:])
-        current = io.BytesIO()
-        self._pyboy.save_state(current)
+        body = state[offset + _STATE_HEADER.size:]
+        if len(body) != body_length:
+            raise ValueError(f"the PyBoyGameBoy state is {'truncated' if len(body) < body_length else 'padded'}: "
+                             f"{len(body)} bytes after its header, {body_length} written")
+        if zlib.crc32(body) != body_crc or serial_length > body_length:
+            raise ValueError("the PyBoyGameBoy state is corrupt (its CRC-32 does not match)")
+        serial = body[:serial_length]
         try:
-            self._pyboy.load_state(pyboy_state)
-            if pyboy_state.tell() != len(pyboy_state.getbuffer()):
-                raise ValueError(f"{len(pyboy_state.getbuffer()) - pyboy_state.tell()} bytes after its end")
-        except Exception as error:  # PyBoy raises whatever its parsing meets (PyBoyAssertException, ...)
-            current.seek(0)
-            self._pyboy.load_state(current)
-            raise ValueError(f"the PyBoyGameBoy state is corrupt: PyBoy's loader says {error}") from error
+            self._pyboy.load_state(io.BytesIO(body[serial_length:]))
+        except Exception as error:  # only a state this adapter did not write gets here (another PyBoy version)
+            raise ValueError(f"PyBoy cannot load this state ({error}); the emulator may be left part-loaded: "
+                             "load a good state or make a new one") from error
         self._pyboy._serial()  # drop bytes written before the load
         self._frame_count = frames
         self._applied_buttons = applied

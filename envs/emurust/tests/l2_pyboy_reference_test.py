@@ -168,17 +168,20 @@ def test_save_load_round_trip_replays_identically():
 
 def test_bad_states_are_refused_and_leave_the_emulator_as_it_was():
     """Another cart's state (PyBoy alone loads one of the same cartridge type without complaint),
-    a truncated state and a padded one are ValueErrors, and the emulator that refused them goes on
-    exactly as a twin that was never handed them."""
+    a truncated, padded or damaged state are ValueErrors (PyBoy's own loader stopped part-way
+    through them), and the emulator that refused them goes on exactly as a twin never handed them."""
     other_2048 = PyBoyGameBoy(ROMS / "games" / "2048-mmuszkow" / "2048.gb")  # no MBC, like GAME_2048
     other_2048.run_frames(120)
     gb, twin = _started_2048(), _started_2048()
     state = gb.save_state()
+    flipped = bytearray(state)
+    flipped[len(state) // 2] ^= 0x10
     bad_states = {
         "different ROM": other_2048.save_state(),
-        "truncated": state[:30],  # inside the header
-        "corrupt": state[:-1],
-        "after its end": state + b"\0\0",
+        "truncated .its header": state[:30],
+        "truncated: ": state[:-1],
+        "padded": state + b"\0\0",
+        "corrupt": bytes(flipped),
         "not a PyBoyGameBoy state": b"EMURUST-PYBOY\x01" + state[14:],
     }
     gb.run_frames(7)  # somewhere else than `state`, so that a half-done load would show

@@ -108,7 +108,7 @@ def test_make_vec_gives_the_native_env_with_the_registered_time_limit():
     ({"frames_per_action": 4, "press_frames": 5}, ValueError, "exceeds frames_per_action"),
     ({"terminated": "yes"}, ValueError, "terminated must be callable"),
     ({"sound_emulated": "yes"}, ValueError, "sound_emulated must be a bool, got 'yes'"),
-    ({"threads": -1}, ValueError, r"threads must be an int in \[0, 1024\] \(0: one per core\), got -1"),
+    ({"threads": -1}, ValueError, r"threads must be in 0..=1024 \(0: Rayon's pool, one per core\), got -1"),
     ({"threads": True}, ValueError, "threads must be an int"),
     ({"frames_per_action": 2**40}, ValueError, r"frames_per_action must be an int in \[1, 2\*\*32 - 1\]"),
 ])
