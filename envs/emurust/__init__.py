@@ -12,13 +12,14 @@ from shared.gym_registration import register_once
 
 MAX_EPISODE_STEPS = 1000  # the TimeLimit of every id: 2048's moves, a ROM env's steps
 
-for _env_id, _backend in (("envport/Game2048-v0", "pyboy"), ("envport/Game2048Rust-v0", "rust")):
-    # make_vec of the Rust id builds N emulators stepped together in Rust (vector_2048.py);
-    # vectorization_mode="sync"/"async" still wraps N single envs
-    register_once(_env_id, "envs.emurust.gym_envs:Game2048Env", kwargs={"backend": _backend},
-                  vector_entry_point="envs.emurust.vector_2048:Game2048RustVectorEnv" if _backend == "rust" else None,
-                  max_episode_steps=MAX_EPISODE_STEPS)
-for _env_id, _backend in (("envport/GameBoy-v0", "pyboy"), ("envport/GameBoyRust-v0", "rust")):
-    register_once(_env_id, "envs.emurust.rom_env:GameBoyRomEnv", kwargs={"backend": _backend},
-                  vector_entry_point="envs.emurust.rom_vector_env:GameBoyRomRustVectorEnv" if _backend == "rust" else None,
-                  max_episode_steps=MAX_EPISODE_STEPS)
+# make_vec of a Rust id builds N emulators stepped together in Rust; vectorization_mode="sync"/"async"
+# still wraps N single envs
+for _env_id, _entry, _backend, _vector_entry in (
+    ("envport/Game2048-v0", "envs.emurust.gym_envs:Game2048Env", "pyboy", None),
+    ("envport/Game2048Rust-v0", "envs.emurust.gym_envs:Game2048Env", "rust", "envs.emurust.vector_2048:Game2048RustVectorEnv"),
+    ("envport/GameBoy-v0", "envs.emurust.rom_env:GameBoyRomEnv", "pyboy", None),
+    ("envport/GameBoyRust-v0", "envs.emurust.rom_env:GameBoyRomEnv", "rust",
+     "envs.emurust.rom_vector_env:GameBoyRomRustVectorEnv"),
+):
+    register_once(_env_id, _entry, _vector_entry, kwargs={"backend": _backend}, max_episode_steps=MAX_EPISODE_STEPS)
+del _env_id, _entry, _backend, _vector_entry
