@@ -26,6 +26,7 @@ from shared.jax_fork_guard import refuse_if_forked_from_jax
 from shared.render_mode import checked_render_mode, warn_no_render_mode
 
 from .jax import env as jax_cheetah
+from .reference.mujoco_messages import known_notices_silenced
 from .reference.mujoco_ref import RESET_NOISE_SCALE
 from .render import RENDER_MODES, MujocoFrames, checked_render_arguments, draw_with_gl_hint, render_fps
 
@@ -110,6 +111,10 @@ def reset_noise(np_random: np.random.Generator, scale: float) -> tuple[np.ndarra
 class HalfCheetahReferenceEnv(HalfCheetahEnv):
     """Gymnasium's HalfCheetah-v5, unchanged but for refusing actions the JAX env refuses (and saying
     what to set when rendering finds no OpenGL)."""
+
+    def __init__(self, *args: Any, **kwargs: Any):
+        with known_notices_silenced():  # no WARNING line and MUJOCO_LOG.TXT entry per env made
+            super().__init__(*args, **kwargs)
 
     def step(self, action: Any):
         return super().step(checked_action(action, self.action_space.shape))

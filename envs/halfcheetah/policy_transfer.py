@@ -33,6 +33,7 @@ from shared.verification.l4 import L4Backend, TrainOutcome
 from shared.verification.l4_backends import training_curve
 
 from .jax import env as jax_cheetah
+from .reference.mujoco_messages import known_notices_silenced
 from .reference.mujoco_ref import MujocoCheetah
 
 
@@ -207,8 +208,9 @@ def jax_backend(settings: L4Settings = L4Settings(), show_progress: bool = False
 
 def mujoco_vector_env(num_envs: int):
     """Gymnasium's HalfCheetah-v5 on MuJoCo C, num_envs in one process, reset in the same step."""
-    return gymnasium.make_vec("HalfCheetah-v5", num_envs=num_envs, vectorization_mode="sync",
-                              vector_kwargs={"autoreset_mode": gymnasium.vector.AutoresetMode.SAME_STEP})
+    with known_notices_silenced():
+        return gymnasium.make_vec("HalfCheetah-v5", num_envs=num_envs, vectorization_mode="sync",
+                                  vector_kwargs={"autoreset_mode": gymnasium.vector.AutoresetMode.SAME_STEP})
 
 
 def mujoco_backend(settings: L4Settings = L4Settings(), show_progress: bool = False) -> L4Backend:

@@ -17,6 +17,8 @@ from typing import Any, Optional
 
 import numpy as np
 
+from .reference.mujoco_messages import known_notices_silenced
+
 RENDER_MODES = ["rgb_array", "depth_array"]
 RENDER_ARGUMENTS = ("width", "height", "camera_id", "camera_name")
 
@@ -81,7 +83,8 @@ class MujocoFrames:
         if self._env is None:
             from gymnasium.envs.mujoco.half_cheetah_v5 import HalfCheetahEnv
 
-            self._env = HalfCheetahEnv(render_mode=self.render_mode, frame_skip=self._frame_skip, **self._arguments)
+            with known_notices_silenced():
+                self._env = HalfCheetahEnv(render_mode=self.render_mode, frame_skip=self._frame_skip, **self._arguments)
         self._env.set_state(np.asarray(qpos, np.float64), np.asarray(qvel, np.float64))
         return draw_with_gl_hint(self._env.render)
 

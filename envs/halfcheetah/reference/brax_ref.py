@@ -14,12 +14,15 @@ import functools
 
 import jax
 
+from .mujoco_messages import known_notices_silenced
+
 
 @functools.lru_cache(maxsize=1)
 def brax_env():
     from brax import envs
 
-    return envs.get_environment("halfcheetah", backend="generalized")
+    with known_notices_silenced():  # Brax's xml has the same `settotalmass`
+        return envs.get_environment("halfcheetah", backend="generalized")
 
 
 def make_batched_reset():

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import functools
 import os
-import warnings
+
+from .mujoco_messages import known_notices_silenced
 
 
 def model_path() -> str:
@@ -27,7 +28,5 @@ def load_model():
     """The compiled `mujoco.MjModel` (cached: compiling takes a few ms, but it is read often)."""
     import mujoco
 
-    with warnings.catch_warnings():
-        # the xml's `settotalmass` is deprecated in MuJoCo 3.x, still honoured
-        warnings.simplefilter("ignore")
+    with known_notices_silenced():  # the xml's `settotalmass`, deprecated in MuJoCo 3.x, still honoured
         return mujoco.MjModel.from_xml_path(model_path())

@@ -11,6 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from .model_file import load_model
+from .mujoco_messages import known_notices_silenced
 
 FRAME_SKIP = 5
 CTRL_COST_WEIGHT = 0.1
@@ -22,7 +23,8 @@ def make_gym_env(**kwargs):
     """gymnasium.make('HalfCheetah-v5') (TimeLimit 1000 included)."""
     import gymnasium
 
-    return gymnasium.make("HalfCheetah-v5", **kwargs)
+    with known_notices_silenced():
+        return gymnasium.make("HalfCheetah-v5", **kwargs)
 
 
 class MujocoCheetah:
