@@ -532,6 +532,13 @@ impl GameBoyVec {
     }
 }
 
+/// sm83_step's answer: registers, the memory bytes asked about, and the bus cycles (address, value, pins).
+type Sm83StepResult<'py> = (
+    Bound<'py, PyDict>,
+    Vec<(u16, u8)>,
+    Vec<(u16, u8, &'static str)>,
+);
+
 /// Runs one instruction on a flat 64 KiB memory (the SingleStepTests machine).
 /// `registers`: dict with a b c d e f h l sp pc ime; `ram`: [(addr, value)].
 /// Returns (registers dict with `ei` = pending EI, [(addr, value)] for the same addresses, cycles).
@@ -540,11 +547,7 @@ fn sm83_step<'py>(
     py: Python<'py>,
     registers: Bound<'py, PyDict>,
     ram: Vec<(u16, u8)>,
-) -> PyResult<(
-    Bound<'py, PyDict>,
-    Vec<(u16, u8)>,
-    Vec<(u16, u8, &'static str)>,
-)> {
+) -> PyResult<Sm83StepResult<'py>> {
     let get = |k: &str| -> PyResult<u64> {
         registers
             .get_item(k)?
