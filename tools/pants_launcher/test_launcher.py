@@ -1,22 +1,40 @@
-"""The ./pants launcher stops with a message that says what to do when Python 3.9 is missing."""
+"""The ./pants launcher stops with a message that says what to do when Python 3.9 is missing, when pip
+fails, when a downloaded file's hash differs from the pins, or when its own install is unusable.
 
+The pip tests run the real pip of a real CPython 3.9 venv (the launcher's own steps); the hash tests
+download six (11 kB) from the package registry. Without a CPython 3.9 they fail rather than skip:
+./pants cannot run at all without one, so a machine that runs these tests through it has one.
+"""
+
+import glob
+import hashlib
 import os
 import shutil
+import socket
 import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[2]
+VENV = Path(".pants-tools") / "venv-2.17.1"
 
 
-def _copy_launcher(tmp_path: Path) -> Path:
+def _copy_launcher(tmp_path: Path, requirements: str | None = None) -> Path:
     (tmp_path / "3rdparty" / "pants").mkdir(parents=True)
     shutil.copy(ROOT / "pants", tmp_path / "pants")
-    shutil.copy(ROOT / "3rdparty" / "pants" / "requirements.txt", tmp_path / "3rdparty" / "pants" / "requirements.txt")
+    target = tmp_path / "3rdparty" / "pants" / "requirements.txt"
+    if requirements is None:
+        shutil.copy(ROOT / "3rdparty" / "pants" / "requirements.txt", target)
+    else:
+        target.write_text(requirements)
     return tmp_path / "pants"
 
 
 TOOLS = ["dirname", "sha256sum", "cut", "cat", "mktemp", "rm", "mkdir", "grep", "env"]
+# what pip needs to reach the registry from this machine (an HTTPS proxy's CA, a mirror)
+NETWORK_ENV = ["PIP_CERT", "REQUESTS_CA_BUNDLE", "SSL_CERT_FILE", "HTTPS_PROXY", "https_proxy", "PIP_INDEX_URL"]
 
 
 def _run(launcher: Path, **env) -> subprocess.CompletedProcess:
@@ -24,10 +42,64 @@ def _run(launcher: Path, **env) -> subprocess.CompletedProcess:
     bin_dir = launcher.parent / "bin"
     bin_dir.mkdir(exist_ok=True)
     for tool in TOOLS:
-        (bin_dir / tool).symlink_to(shutil.which(tool))
+        if not (bin_dir / tool).exists():
+            (bin_dir / tool).symlink_to(shutil.which(tool))
     base = {"PATH": str(bin_dir), "HOME": str(launcher.parent / "home"), "PYENV_ROOT": str(launcher.parent / "nopyenv")}
-    return subprocess.run([shutil.which("bash"), str(launcher), "--version"], capture_output=True, text=True, timeout=60,
+    return subprocess.run([shutil.which("bash"), str(launcher), "--version"], capture_output=True, text=True, timeout=120,
                           env={**base, **env})
+
+
+def _real_python39() -> str:
+    """The path of a real CPython 3.9 on this machine (the launcher's own search order), or the test fails."""
+    home = os.environ.get("HOME", str(Path.home()))
+    pyenv = os.environ.get("PYENV_ROOT", os.path.join(home, ".pyenv"))
+    candidates = [os.environ.get("ENVPORT_PYTHON39"), shutil.which("python3.9"),
+                  *sorted(glob.glob(os.path.join(pyenv, "versions", "3.9*", "bin", "python3.9"))),
+                  "/usr/bin/python3.9", "/usr/local/bin/python3.9"]
+    for candidate in filter(None, candidates):
+        try:  # (a pyenv shim answers with the interpreter it runs, which works without pyenv's environment)
+            out = subprocess.run([candidate, "-c", "import sys; print(sys.version_info[:2] == (3, 9), sys.executable)"],
+                                 capture_output=True, text=True, timeout=30)
+        except OSError:
+            continue
+        if out.returncode == 0 and out.stdout.startswith("True "):
+            return out.stdout.split(" ", 1)[1].strip()
+    pytest.fail("these tests run the launcher's real pip steps, which need a CPython 3.9 (./pants needs one too): "
+                "none at $ENVPORT_PYTHON39, python3.9 on PATH, $PYENV_ROOT/versions/3.9*, /usr/bin or /usr/local/bin. "
+                "Install one (pyenv install 3.9) or set ENVPORT_PYTHON39.")
+
+
+@pytest.fixture(scope="module")
+def python39() -> str:
+    return _real_python39()
+
+
+def _network_env() -> dict:
+    return {name: os.environ[name] for name in NETWORK_ENV if name in os.environ}
+
+
+def _pinned_line(name: str) -> str:
+    lines = (ROOT / "3rdparty" / "pants" / "requirements.txt").read_text().splitlines()
+    return next(line for line in lines if line.startswith(name + "=="))
+
+
+def _closed_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def _fake_python39(tmp_path: Path) -> Path:
+    """A python3.9 that passes the launcher's version check and fails `-m venv` the way Debian's does
+    without python3.9-venv (ensurepip missing), leaving a venv folder without pip behind."""
+    fake_bin = tmp_path / "fakebin"
+    fake_bin.mkdir()
+    script = fake_bin / "python3.9"
+    script.write_text('#!/bin/sh\nif [ "$1" = -m ] && [ "$2" = venv ]; then\n'
+                      '  echo "The virtual environment was not created successfully because ensurepip is not available." >&2\n'
+                      '  mkdir -p "$3/bin"; exit 1\nfi\nexit 0\n')
+    script.chmod(0o755)
+    return fake_bin
 
 
 def test_missing_python39_is_explained(tmp_path):
@@ -35,7 +107,7 @@ def test_missing_python39_is_explained(tmp_path):
     assert result.returncode == 1
     assert "needs CPython 3.9, and none was found" in result.stderr
     assert "ENVPORT_PYTHON39" in result.stderr
-    assert not (tmp_path / ".pants-tools" / "venv-2.17.1" / ".installed").exists()
+    assert not (tmp_path / VENV / ".installed").exists()
 
 
 def test_a_python_that_is_not_39_is_not_taken(tmp_path):
@@ -43,5 +115,108 @@ def test_a_python_that_is_not_39_is_not_taken(tmp_path):
     assert result.returncode == 1 and "none was found" in result.stderr
 
 
+def test_failed_install_is_explained_and_leaves_no_venv(tmp_path, python39):
+    # the real pins, and a registry that refuses connections: pip (real, in the launcher's venv) installs nothing
+    launcher = _copy_launcher(tmp_path)
+    result = _run(launcher, ENVPORT_PYTHON39=python39, PIP_INDEX_URL=f"http://127.0.0.1:{_closed_port()}/simple/",
+                  PIP_RETRIES="0")
+    assert result.returncode == 1, result.stderr
+    assert "pip could not install Pants 2.17.1" in result.stderr, result.stderr
+    assert "also in .pants-tools/pip-install.log" in result.stderr
+    assert "Check that the package registry is reachable" in result.stderr and "re-run ./pants" in result.stderr
+    assert "sha256 differs" not in result.stderr
+    log = (tmp_path / ".pants-tools" / "pip-install.log").read_text()
+    assert "No matching distribution found for ansicolors==1.1.8" in log, log
+    assert not (tmp_path / VENV).exists()  # no half-installed venv, hence no stamp
+
+
+def test_hash_mismatch_is_explained_and_nothing_is_stamped(tmp_path, python39):
+    # six's real files from the registry, pinned to a hash that none of them has: real pip refuses them
+    wrong = hashlib.sha256(b"not six-1.17.0").hexdigest()
+    launcher = _copy_launcher(tmp_path, f"six==1.17.0 --hash=sha256:{wrong}\n")
+    result = _run(launcher, ENVPORT_PYTHON39=python39, **_network_env())
+    assert result.returncode == 1, result.stderr
+    assert "THESE PACKAGES DO NOT MATCH THE HASHES" in result.stderr, result.stderr  # pip's text, which the launcher greps
+    assert f"Expected sha256 {wrong}" in result.stderr
+    assert "a downloaded file's sha256 differs from 3rdparty/pants/requirements.txt" in result.stderr
+    assert "Do not edit the hash by hand" in result.stderr
+    assert "pip could not install" not in result.stderr
+    assert not (tmp_path / VENV).exists()
+
+
+def test_interrupted_install_is_redone_stamped_once_and_a_pex_failure_is_explained(tmp_path, python39):
+    # six with its real pins installs; the venv then has no pex, so building pex.pex fails
+    requirements = _pinned_line("six") + "\n"
+    launcher = _copy_launcher(tmp_path, requirements)
+    leftover = tmp_path / VENV / "lib" / "half-installed"  # what a Ctrl-C during pip leaves: a venv without a stamp
+    leftover.parent.mkdir(parents=True)
+    leftover.write_text("")
+    first = _run(launcher, ENVPORT_PYTHON39=python39, **_network_env())
+    assert first.returncode == 1, first.stderr
+    assert "first use: installing Pants" in first.stderr
+    assert "building pex.pex failed" in first.stderr and "re-run ./pants" in first.stderr, first.stderr
+    assert not leftover.exists()
+    assert (tmp_path / VENV / ".installed").read_text() == hashlib.sha256(requirements.encode()).hexdigest()
+    assert not list((tmp_path / ".pants-tools").glob("*.pex"))
+    # the stamp holds: the second run goes straight to pex.pex
+    second = _run(launcher, ENVPORT_PYTHON39=python39, **_network_env())
+    assert second.returncode == 1 and "building pex.pex failed" in second.stderr, second.stderr
+    assert "first use" not in second.stderr
+
+
+def test_pex_is_built_with_its_pinned_hash_when_the_ca_comes_as_pip_cert(tmp_path, python39):
+    # pex (real, with its real pins) builds pex.pex with its own pip, run with --isolated, which ignores
+    # PIP_CERT: behind an HTTPS proxy with its own CA, the launcher hands that CA on to pex
+    launcher = _copy_launcher(tmp_path, _pinned_line("pex") + "\n")
+    env = {k: v for k, v in _network_env().items() if k not in ("REQUESTS_CA_BUNDLE", "SSL_CERT_FILE", "PIP_CERT")}
+    ca = os.environ.get("PIP_CERT") or os.environ.get("REQUESTS_CA_BUNDLE")
+    if ca:
+        env["PIP_CERT"] = ca
+    result = _run(launcher, ENVPORT_PYTHON39=python39, **env)
+    pex = tmp_path / ".pants-tools" / "pex-v2.1.137.pex"
+    assert pex.exists(), result.stderr
+    assert hashlib.sha256(pex.read_bytes()).hexdigest() == "4d9441e1672e636527ea430e8c59b0884d823dd8ce61ba3f8ecaa443a215087f"
+    # (then it runs the venv's pants, which this venv has not)
+    assert result.returncode == 127 and "venv-2.17.1/bin/pants" in result.stderr, result.stderr
+
+
+def test_a_venv_whose_python_was_removed_is_bootstrapped_again(tmp_path):
+    # a stamped venv made by a Python 3.9 that is gone since (pyenv uninstall): the launcher looks for
+    # a Python 3.9 again, instead of failing later on a "bad interpreter"
+    launcher = _copy_launcher(tmp_path)
+    venv_bin = tmp_path / VENV / "bin"
+    venv_bin.mkdir(parents=True)
+    (venv_bin / "python").symlink_to(tmp_path / "removed" / "python3.9")
+    stamp = hashlib.sha256((tmp_path / "3rdparty" / "pants" / "requirements.txt").read_bytes()).hexdigest()
+    (tmp_path / VENV / ".installed").write_text(stamp)
+    result = _run(launcher)
+    assert result.returncode == 1
+    assert "needs CPython 3.9, and none was found" in result.stderr, result.stderr
+
+
+def test_a_python39_without_venv_module_is_explained(tmp_path):
+    launcher = _copy_launcher(tmp_path)
+    result = _run(launcher, ENVPORT_PYTHON39=str(_fake_python39(tmp_path) / "python3.9"))
+    assert result.returncode == 1
+    assert "could not create a venv with" in result.stderr and "apt-get install python3.9-venv" in result.stderr
+    assert not (tmp_path / VENV / ".installed").exists()
+
+
+def test_a_tools_dir_that_cannot_be_written_is_explained(tmp_path):
+    launcher = _copy_launcher(tmp_path)
+    (tmp_path / ".pants-tools").write_text("")  # not a directory (root could write to a read-only one)
+    result = _run(launcher, ENVPORT_PYTHON39=str(_fake_python39(tmp_path) / "python3.9"))
+    assert result.returncode == 1
+    assert "cannot write to" in result.stderr and "re-run ./pants" in result.stderr, result.stderr
+
+
 def test_launcher_is_executable():
     assert os.access(ROOT / "pants", os.X_OK)
+
+
+def test_a_missing_requirements_file_is_explained(tmp_path):
+    launcher = _copy_launcher(tmp_path)
+    (tmp_path / "3rdparty" / "pants" / "requirements.txt").unlink()
+    result = _run(launcher)
+    assert result.returncode == 1
+    assert "requirements.txt is missing" in result.stderr and "git checkout" in result.stderr
