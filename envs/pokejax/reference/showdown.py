@@ -69,6 +69,7 @@ PACKAGE_FILES = ("package.json", "package-lock.json")
 NPM_CI_ARGS = ["ci", "--omit=optional", "--ignore-scripts", "--no-audit", "--no-fund"]
 STDERR_TAIL_LINES = 40
 DEFAULT_TIMEOUT_S = 120.0
+PIPE_DRAIN_TIMEOUT_S = 2.0  # for the pump threads to read a closed pipe's last lines
 _TOOL_DIRS = ("/usr/bin", "/usr/local/bin")
 _INSTALL_HELP = "install Node.js 18 or newer with npm (e.g. apt-get install nodejs npm)"
 
@@ -190,7 +191,8 @@ class Showdown:
         )
         self._lines: queue.Queue[str | None] = queue.Queue()
         self._stderr: collections.deque[str] = collections.deque(maxlen=STDERR_TAIL_LINES)
-        threading.Thread(target=self._pump_stdout, args=(self._proc, self._lines), daemon=True).start()
+        self._stdout_thread = threading.Thread(target=self._pump_stdout, args=(self._proc, self._lines), daemon=True)
+        self._stdout_thread.start()
         self._stderr_thread = threading.Thread(target=self._pump_stderr, args=(self._proc, self._stderr), daemon=True)
         self._stderr_thread.start()
         ready = self._read_response(0, "startup")
@@ -241,7 +243,24 @@ class Showdown:
                 self._proc.wait(timeout=10)
             except (OSError, subprocess.TimeoutExpired):
                 self._kill()
+        self._close_pipes()
         self._proc = None
+
+    def _close_pipes(self) -> None:
+        """Closes the ended process's pipes (left open, each is a ResourceWarning when collected). A pump
+        thread reaches the end of its pipe once the process has ended; a pipe whose thread is still
+        reading (something else holding it open) is left to it rather than closed under it."""
+        assert self._proc is not None
+        pipes = ((self._proc.stdin, None), (self._proc.stdout, self._stdout_thread),
+                 (self._proc.stderr, self._stderr_thread))
+        for pipe, reader in pipes:
+            if reader is not None:
+                reader.join(timeout=PIPE_DRAIN_TIMEOUT_S)
+            if pipe is not None and (reader is None or not reader.is_alive()):
+                try:
+                    pipe.close()
+                except OSError:  # stdin's last flush into a process that is gone
+                    pass
 
     def __enter__(self) -> Showdown:
         return self
@@ -252,6 +271,8 @@ class Showdown:
     def __del__(self) -> None:
         try:
             self._kill()
+            if self._proc is not None:
+                self._close_pipes()
         except Exception:  # interpreter shutdown: nothing left to clean up
             pass
 

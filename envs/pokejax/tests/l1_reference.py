@@ -4,9 +4,11 @@ exception rather than garbage or a hang."""
 
 from __future__ import annotations
 
+import gc
 import os
 import signal
 import time
+import warnings
 
 import pytest
 
@@ -109,6 +111,42 @@ def test_auto_restart_starts_a_fresh_process():
         assert sd.pid != old
     finally:
         sd.close()
+
+
+def _resource_warnings(use) -> list[str]:
+    """The ResourceWarnings (unclosed pipes) issued while `use` makes, uses and lets go of a Showdown."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", ResourceWarning)
+        use()
+        gc.collect()
+    return [str(w.message) for w in caught if issubclass(w.category, ResourceWarning)]
+
+
+@POKEJAX.covers("reference")
+def test_closing_leaves_no_pipe_open():
+    def closed():
+        with Showdown(timeout_s=30) as sd:
+            _play(sd, "a", SEED, turns=2)
+
+    def closed_after_it_died():
+        sd = Showdown(timeout_s=30)
+        os.kill(sd.pid, signal.SIGKILL)
+        with pytest.raises(ShowdownDied):
+            sd.version()
+        sd.close()
+
+    def dropped_unclosed():
+        sd = Showdown(timeout_s=30)
+        pid = sd.pid
+        del sd
+        gc.collect()
+        with pytest.raises(ProcessLookupError):  # __del__ ended the process too
+            for _ in range(50):
+                os.kill(pid, 0)
+                time.sleep(0.1)
+
+    for use in (closed, closed_after_it_died, dropped_unclosed):
+        assert _resource_warnings(use) == [], use.__name__
 
 
 def _fake_driver(tmp_path, body: str):
