@@ -11,18 +11,24 @@ default (jax_enable_x64 off). Version pinned in 3rdparty/python/jax-requirements
 from __future__ import annotations
 
 import functools
+import warnings
 
 import jax
 
+from .mjx_ref import warp_notices_dropped
 from .mujoco_messages import known_notices_silenced
 
 
 @functools.lru_cache(maxsize=1)
 def brax_env():
-    from brax import envs
+    with warnings.catch_warnings(), warp_notices_dropped():
+        # Brax says at every model load that it is no longer maintained: known, it is a speed comparison
+        warnings.filterwarnings("ignore", message="Brax System, piplines and environments are not actively",
+                                category=UserWarning)
+        from brax import envs
 
-    with known_notices_silenced():  # Brax's xml has the same `settotalmass`
-        return envs.get_environment("halfcheetah", backend="generalized")
+        with known_notices_silenced():  # Brax's xml has the same `settotalmass`
+            return envs.get_environment("halfcheetah", backend="generalized")
 
 
 def make_batched_reset():

@@ -16,7 +16,11 @@ matching mujoco and jax).
 
 from __future__ import annotations
 
+import contextlib
 import functools
+import io
+import sys
+from typing import Iterator
 
 import jax
 import jax.numpy as jnp
@@ -24,6 +28,33 @@ import numpy as np
 
 from .model_file import load_model
 from .mujoco_ref import FRAME_SKIP
+
+# What `mujoco.mjx` prints on stdout at its first import when the optional `warp` package (MJX's
+# CUDA backend, not installed here) is missing: no error, we run MJX's JAX implementation (impl="jax").
+WARP_NOTICES = ("Failed to import warp:", "Failed to import mujoco_warp:")
+
+
+@contextlib.contextmanager
+def warp_notices_dropped() -> Iterator[None]:
+    """Inside, the first import of `mujoco.mjx` (directly or through Brax) prints nothing but what is not
+    WARP_NOTICES; what else goes to stdout meanwhile is passed on when the block ends."""
+    if "mujoco.mjx" in sys.modules:
+        yield
+        return
+    printed = io.StringIO()
+    try:
+        with contextlib.redirect_stdout(printed):
+            yield
+    finally:
+        kept = [line for line in printed.getvalue().splitlines(keepends=True) if not line.startswith(WARP_NOTICES)]
+        sys.stdout.write("".join(kept))
+
+
+def mjx_module():
+    """`mujoco.mjx`, imported without the warp notices."""
+    with warp_notices_dropped():
+        from mujoco import mjx
+    return mjx
 
 
 def _checked_dtype(dtype: str) -> str:
@@ -59,7 +90,7 @@ class _InPrecision:
 @functools.lru_cache(maxsize=2)
 def mjx_model(dtype: str = "float32"):
     """The HalfCheetah model on the JAX device, pure-JAX implementation (impl='jax')."""
-    from mujoco import mjx
+    mjx = mjx_module()
 
     dtype = _checked_dtype(dtype)
     with _precision(dtype):
@@ -70,7 +101,7 @@ def initial_data(qpos, qvel, dtype: str = "float32"):
     """A batch of mjx.Data from qpos (B, 9) and qvel (B, 9); everything else as after
     mj_resetData (zero ctrl, zero warm start), like MujocoCheetah.set_state. mjx.step computes
     the position-dependent quantities itself, so no forward pass is needed here."""
-    from mujoco import mjx
+    mjx = mjx_module()
 
     dtype = _checked_dtype(dtype)
     nq = load_model().nq
@@ -84,7 +115,7 @@ def initial_data(qpos, qvel, dtype: str = "float32"):
 
 def env_step(model, data, action):
     """One HalfCheetah env step for one env: FRAME_SKIP mjx.step calls under ctrl = action."""
-    from mujoco import mjx
+    mjx = mjx_module()
 
     data = data.replace(ctrl=action.astype(data.ctrl.dtype))
     return jax.lax.fori_loop(0, FRAME_SKIP, lambda _, d: mjx.step(model, d), data)
