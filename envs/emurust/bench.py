@@ -322,8 +322,11 @@ def ppo_sps(backend: str, vectorization: str) -> float:
     else:
         wrappers = [gymnasium.wrappers.FlattenObservation,
                     lambda env: gymnasium.wrappers.DtypeObservation(env, np.float32)]
+        vector_kwargs = {"autoreset_mode": same_step}
+        if vectorization == "async":  # JAX runs in this process (the policy): its workers must not be forks of it
+            vector_kwargs["context"] = "forkserver"
         env = gymnasium.make_vec(env_id, num_envs=config.num_envs, vectorization_mode=vectorization,
-                                 wrappers=wrappers, vector_kwargs={"autoreset_mode": same_step})
+                                 wrappers=wrappers, vector_kwargs=vector_kwargs)
     _, _, times = train_host(config, env, show_progress=False, name=f"2048 {backend}")
     env.close()
     timed = times.per_update[1:]
