@@ -37,7 +37,7 @@ TOOLS = ["dirname", "sha256sum", "cut", "cat", "mktemp", "rm", "mkdir", "grep", 
 NETWORK_ENV = ["PIP_CERT", "REQUESTS_CA_BUNDLE", "SSL_CERT_FILE", "HTTPS_PROXY", "https_proxy", "PIP_INDEX_URL"]
 
 
-def _run(launcher: Path, **env) -> subprocess.CompletedProcess:
+def _run(launcher: Path, *args: str, **env) -> subprocess.CompletedProcess:
     # a PATH with the launcher's shell tools and no Python at all, whatever this machine has
     bin_dir = launcher.parent / "bin"
     bin_dir.mkdir(exist_ok=True)
@@ -45,8 +45,8 @@ def _run(launcher: Path, **env) -> subprocess.CompletedProcess:
         if not (bin_dir / tool).exists():
             (bin_dir / tool).symlink_to(shutil.which(tool))
     base = {"PATH": str(bin_dir), "HOME": str(launcher.parent / "home"), "PYENV_ROOT": str(launcher.parent / "nopyenv")}
-    return subprocess.run([shutil.which("bash"), str(launcher), "--version"], capture_output=True, text=True, timeout=120,
-                          env={**base, **env})
+    return subprocess.run([shutil.which("bash"), str(launcher), *(args or ("--version",))], capture_output=True,
+                          text=True, timeout=120, env={**base, **env})
 
 
 def _real_python39() -> str:
@@ -90,12 +90,13 @@ def _closed_port() -> int:
 
 
 def _fake_python39(tmp_path: Path) -> Path:
-    """A python3.9 that passes the launcher's version check and fails `-m venv` the way Debian's does
-    without python3.9-venv (ensurepip missing), leaving a venv folder without pip behind."""
+    """A python3.9 that passes the launcher's version check and, like Debian's without python3.9-venv, has
+    no ensurepip and fails `-m venv`, leaving a venv folder without pip behind."""
     fake_bin = tmp_path / "fakebin"
     fake_bin.mkdir()
     script = fake_bin / "python3.9"
-    script.write_text('#!/bin/sh\nif [ "$1" = -m ] && [ "$2" = venv ]; then\n'
+    script.write_text('#!/bin/sh\ncase "$2" in *ensurepip*) exit 1 ;; esac\n'
+                      'if [ "$1" = -m ] && [ "$2" = venv ]; then\n'
                       '  echo "The virtual environment was not created successfully because ensurepip is not available." >&2\n'
                       '  mkdir -p "$3/bin"; exit 1\nfi\nexit 0\n')
     script.chmod(0o755)
@@ -220,3 +221,46 @@ def test_a_missing_requirements_file_is_explained(tmp_path):
     result = _run(launcher)
     assert result.returncode == 1
     assert "requirements.txt is missing" in result.stderr and "git checkout" in result.stderr
+
+
+def test_a_python39_that_cannot_make_a_venv_is_passed_over_for_one_that_can(tmp_path, python39):
+    # python3.9 on PATH without its venv module (Debian without python3.9-venv), pyenv's real one further on
+    launcher = _copy_launcher(tmp_path)
+    fake_bin = _fake_python39(tmp_path)
+    pyenv_python = tmp_path / "pyenv" / "versions" / "3.9.99" / "bin" / "python3.9"
+    pyenv_python.parent.mkdir(parents=True)
+    pyenv_python.symlink_to(python39)
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "python3.9").symlink_to(fake_bin / "python3.9")
+    result = _run(launcher, PYENV_ROOT=str(tmp_path / "pyenv"), PIP_INDEX_URL=f"http://127.0.0.1:{_closed_port()}/simple/",
+                  PIP_RETRIES="0")
+    assert f"installing Pants 2.17.1 into {tmp_path / VENV} with {pyenv_python} ..." in result.stderr, result.stderr
+    assert "pip could not install" in result.stderr  # it got as far as pip: the venv was made
+    # with only the one that cannot, that one is taken, and making the venv says what to install
+    shutil.rmtree(tmp_path / "pyenv")
+    result = _run(launcher, PYENV_ROOT=str(tmp_path / "pyenv"))
+    assert "apt-get install python3.9-venv" in result.stderr, result.stderr
+
+
+def test_tags_asked_for_replace_the_default_and_exclusions_keep_it(tmp_path, python39):
+    # a real pex.pex (as the pex test builds it), then a stand-in for the venv's pants that shows its PANTS_TAG
+    launcher = _copy_launcher(tmp_path, _pinned_line("pex") + "\n")
+    _run(launcher, ENVPORT_PYTHON39=python39, **_network_env())
+    assert (tmp_path / ".pants-tools" / "pex-v2.1.137.pex").exists()
+    stand_in = tmp_path / VENV / "bin" / "pants"
+    stand_in.write_text('#!/bin/sh\necho "PANTS_TAG=${PANTS_TAG-unset}"\n')
+    stand_in.chmod(0o755)
+
+    def pants_tag(*args: str) -> str:
+        result = _run(launcher, *args, ENVPORT_PYTHON39=python39)
+        assert result.returncode == 0, result.stderr
+        return result.stdout.strip()
+
+    assert pants_tag("test", "::") == "PANTS_TAG=unset"
+    assert pants_tag("--tag=slow", "test", "::") == "PANTS_TAG=[]"
+    assert pants_tag("--tag", "slow", "test", "::") == "PANTS_TAG=[]"
+    assert pants_tag("--tag=['slow', '-gpu']", "test", "::") == "PANTS_TAG=[]"
+    assert pants_tag("--tag=-flaky", "test", "::") == "PANTS_TAG=unset"  # added to ["-slow"]: slow stays out
+    assert pants_tag("--tag", "-flaky", "test", "::") == "PANTS_TAG=unset"
+    assert pants_tag("test", "::", "--", "--tag=slow") == "PANTS_TAG=unset"  # pytest's, not Pants'
