@@ -103,6 +103,55 @@ def test_reading_the_screen_while_another_thread_runs_frames_is_a_python_error()
     assert "RuntimeError" in outcomes, "the reads overlapped the run (else the test shows nothing)"
 
 
+INTERRUPTED_RUNS = r"""
+import os, signal, sys, threading, time
+import numpy as np
+from envs.emurust.build_ext import load_core
+
+core = load_core()
+rom = open(sys.argv[1], "rb").read()
+gb, vec = core.GameBoy(rom), core.GameBoyVec(rom, 2)
+runs = {  # each would take days
+    "run_frames": lambda: gb.run_frames(2**32 - 1),
+    "run_cycles": lambda: gb.run_cycles(2**60),
+    "run_phases": lambda: gb.run_phases([(1, 2**31), (0, 2**31)], draw_last_only=True),
+    "GameBoyVec.step": lambda: vec.step(np.zeros(2, np.uint8), 2**32 - 1),
+}
+for name, run in runs.items():
+    threading.Timer(0.5, os.kill, (os.getpid(), signal.SIGINT)).start()
+    started = time.monotonic()
+    try:
+        run()
+        print(name, "returned")
+    except KeyboardInterrupt:
+        print(name, "interrupted", round(time.monotonic() - started, 1), flush=True)
+gb.run_frames(2)
+vec.step(np.zeros(2, np.uint8), 2)
+print("usable", gb.render, flush=True)
+"""
+
+
+def test_a_ctrl_c_stops_a_long_run_call():
+    """The run calls release the GIL, where Python cannot see a signal: they run in slices of an emulated
+    second with a look for one between two (rust/src/slices.rs), so a Ctrl-C stops them within
+    milliseconds, the console usable after (run_phases' draw_last_only leaves the render setting as
+    it was)."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[3]
+    result = subprocess.run([sys.executable, "-c", INTERRUPTED_RUNS, str(GAME)], capture_output=True, text=True,
+                            timeout=300, env={**os.environ, "PYTHONPATH": str(root)})
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.splitlines()
+    assert [line.rsplit(" ", 1)[0] for line in lines[:4]] == [
+        "run_frames interrupted", "run_cycles interrupted", "run_phases interrupted", "GameBoyVec.step interrupted"]
+    assert all(float(line.rsplit(" ", 1)[1]) < 10 for line in lines[:4]), lines
+    assert lines[4] == "usable True"
+
+
 def test_save_state_replays_and_corruption_is_rejected():
     emurust = core()
     gb = emurust.GameBoy(GAME.read_bytes())

@@ -331,7 +331,13 @@ impl GameBoy {
 
     /// Runs at least `cycles` T-cycles (whole instructions).
     pub fn run_cycles(&mut self, cycles: u64) {
-        let end = self.bus.cycles + cycles;
+        self.run_cycles_to(self.bus.cycles + cycles);
+    }
+
+    /// Runs whole instructions until the cycle count reaches `end` (none if it has). Runs to a
+    /// point between this one and `end`, then to `end`, end where one run to `end` does (the Python
+    /// layer runs long calls in slices: `slices.rs`).
+    pub fn run_cycles_to(&mut self, end: u64) {
         self.bus.set_deadline(end);
         while self.bus.cycles < end {
             self.cpu.step(&mut self.bus);
@@ -411,6 +417,58 @@ impl GameBoy {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn cycles_run_in_slices_end_where_one_run_ends() {
+        for interrupts in [false, true] {
+            let rom = wait_loop_rom(interrupts);
+            let mut whole = GameBoy::new(rom.clone()).unwrap();
+            let mut sliced = GameBoy::new(rom).unwrap();
+            for cycles in [0, 1, 997, 70_224, 3 * 123_457, 1_000_003] {
+                whole.run_cycles(cycles);
+                let end = sliced.bus.cycles + cycles;
+                loop {
+                    sliced.run_cycles_to(end.min(sliced.bus.cycles + 4_999));
+                    if sliced.bus.cycles >= end {
+                        break;
+                    }
+                }
+                assert_eq!(whole.bus.cycles, sliced.bus.cycles, "cycles {cycles}");
+                assert_eq!(whole.save_state(), sliced.save_state(), "cycles {cycles}");
+            }
+            assert!(
+                whole.read_memory(0xC012) > 0 || !interrupts,
+                "the timer's interrupts ran"
+            );
+        }
+    }
+
+    #[test]
+    fn frames_and_phases_run_in_slices_equal_one_run() {
+        use crate::slices::phase_slices;
+        let rom = wait_loop_rom(true);
+        let phases = [(1u8, 100u32), (0, 0), (0x10, 0), (4, 70), (0, 3)];
+        for draw_last_only in [false, true] {
+            let mut whole = GameBoy::new(rom.clone()).unwrap();
+            let mut sliced = GameBoy::new(rom.clone()).unwrap();
+            whole.run_phases(&phases, draw_last_only);
+            let slices: Vec<_> = phase_slices(&phases, 60).collect();
+            assert!(slices.len() > 2);
+            // as python.rs runs them: all but the last slice without drawing when only the last frame is drawn
+            let render = sliced.bus.ppu.render();
+            for (i, slice) in slices.iter().enumerate() {
+                let last = i + 1 == slices.len();
+                if draw_last_only && !last {
+                    sliced.set_render(false);
+                }
+                sliced.run_phases(slice, draw_last_only && last);
+            }
+            sliced.set_render(render);
+            assert_eq!(whole.save_state(), sliced.save_state());
+            assert_eq!(whole.screen()[..], sliced.screen()[..]);
+            assert_eq!(whole.bus.ppu.render(), sliced.bus.ppu.render());
+        }
+    }
 
     /// A ROM-only cartridge that waits in every loop form `cpu::wait_loops` passes over: polling
     /// STAT and LY (AND n, BIT b,A and CP n tests; JR NZ, Z, NC and C), counting down with

@@ -10,6 +10,7 @@ pub mod jit;
 pub mod joypad;
 pub mod ppu;
 pub mod serial;
+pub mod slices;
 pub mod sm83_harness;
 pub mod state;
 pub mod timer;

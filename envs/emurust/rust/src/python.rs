@@ -7,6 +7,7 @@ use crate::bus::MAX_STATE_CYCLES;
 use crate::gameboy::{GameBoy, PowerOn};
 use crate::joypad::BUTTON_NAMES;
 use crate::ppu::{SCREEN_HEIGHT, SCREEN_WIDTH};
+use crate::slices::{phase_slices, CYCLES_PER_SLICE, FRAMES_PER_SLICE};
 use crate::sm83_harness::{run_one, CycleKind};
 use crate::vec::GameBoyVec as VecCore;
 use numpy::ndarray::{Array2, Axis};
@@ -205,13 +206,21 @@ impl PyGameBoy {
         self.inner.set_render(render);
     }
 
-    /// Runs `frames` frames (each ends when the PPU enters VBlank) without holding the GIL.
+    /// Runs `frames` frames (each ends when the PPU enters VBlank) without holding the GIL, in
+    /// slices with a look for Ctrl-C between two (`slices.rs`).
     #[pyo3(signature = (frames=1))]
     fn run_frames(&mut self, py: Python<'_>, frames: i64) -> PyResult<()> {
-        let frames = check_frames(frames)?;
+        let mut left = check_frames(frames)?;
         let inner = &mut self.inner;
-        py.detach(|| inner.run_frames(frames));
-        Ok(())
+        loop {
+            let slice = left.min(FRAMES_PER_SLICE);
+            py.detach(|| inner.run_frames(slice));
+            left -= slice;
+            if left == 0 {
+                return Ok(());
+            }
+            py.check_signals()?;
+        }
     }
 
     /// Runs `phases`, a list of (button mask, frames): the buttons of each held for its frames.
@@ -228,17 +237,44 @@ impl PyGameBoy {
             .map(|(mask, frames)| Ok((check_mask(mask)?, check_frames(frames)?)))
             .collect::<PyResult<Vec<_>>>()?;
         let inner = &mut self.inner;
-        py.detach(|| inner.run_phases(&phases, draw_last_only));
-        Ok(())
+        // In slices (`slices.rs`); when only the last frame is drawn, no slice before the last draws
+        // any, as in one run, and the render setting is restored however the call ends.
+        let mut slices = phase_slices(&phases, FRAMES_PER_SLICE).peekable();
+        let render = inner.bus.ppu.render();
+        let mut outcome = Ok(());
+        while let Some(slice) = slices.next() {
+            let last = slices.peek().is_none();
+            if draw_last_only && !last {
+                inner.set_render(false);
+            }
+            py.detach(|| inner.run_phases(&slice, draw_last_only && last));
+            if !last {
+                outcome = py.check_signals();
+                if outcome.is_err() {
+                    break;
+                }
+            }
+        }
+        if draw_last_only {
+            inner.set_render(render);
+        }
+        outcome
     }
 
     /// Runs at least `cycles` T-cycles (whole instructions), at most 2**60 (see `MAX_STATE_CYCLES`:
-    /// from any loadable count the 64-bit cycle count cannot wrap).
+    /// from any loadable count the 64-bit cycle count cannot wrap); in slices (`slices.rs`).
     fn run_cycles(&mut self, py: Python<'_>, cycles: i64) -> PyResult<()> {
         let cycles = check_cycles(cycles)?;
         let inner = &mut self.inner;
-        py.detach(|| inner.run_cycles(cycles));
-        Ok(())
+        let end = inner.bus.cycles + cycles;
+        loop {
+            let slice_end = end.min(inner.bus.cycles.saturating_add(CYCLES_PER_SLICE));
+            py.detach(|| inner.run_cycles_to(slice_end));
+            if inner.bus.cycles >= end {
+                return Ok(());
+            }
+            py.check_signals()?;
+        }
     }
 
     /// Sets every button at once: bit i of `mask` presses BUTTON_NAMES[i].
@@ -418,8 +454,17 @@ impl GameBoyVec {
         }
         let masks = masks.to_vec();
         let inner = &mut self.inner;
-        py.detach(|| inner.step(&masks, frames));
-        Ok(())
+        // In slices (`slices.rs`): each slice sets the same buttons again, which the joypads do not see.
+        let mut left = frames;
+        loop {
+            let slice = left.min(FRAMES_PER_SLICE);
+            py.detach(|| inner.step(&masks, slice));
+            left -= slice;
+            if left == 0 {
+                return Ok(());
+            }
+            py.check_signals()?;
+        }
     }
 
     /// Runs each env's own phases in parallel: `buttons` (uint8) and `frames` (int64), both of
