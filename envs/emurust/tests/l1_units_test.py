@@ -16,7 +16,7 @@ import pytest
 
 from envs.emurust.build_ext import run_unit_tests
 
-MODULES = ("apu", "bus", "cartridge", "cpu", "dma", "gameboy", "jit", "joypad", "ppu", "serial", "slices", "state", "timer")
+MODULES = ("apu", "bus", "cartridge", "cpu", "dma", "gameboy", "jit", "joypad", "ppu", "serial", "slices", "state", "timer", "vec")
 RESULT = re.compile(r"^test (\w+)::tests::(\w+) \.\.\. (ok|FAILED|ignored)$", re.MULTILINE)
 
 

@@ -5,6 +5,7 @@ use crate::cartridge::{Cartridge, CartridgeError};
 use crate::cpu::Cpu;
 use crate::jit::Jit;
 use crate::ppu::{SCREEN_HEIGHT, SCREEN_WIDTH};
+use crate::slices::phase_slices;
 use crate::state::{StateError, StateReader, StateWriter};
 
 /// T-cycles in one frame with the LCD on (154 lines x 456 dots).
@@ -163,6 +164,10 @@ impl GameBoy {
 
     pub fn set_render(&mut self, render: bool) {
         self.bus.ppu.set_render(render);
+    }
+
+    pub fn render(&self) -> bool {
+        self.bus.ppu.render()
     }
 
     /// Runs until LY wraps to 0 (the instruction during which line 0 starts completes; PyBoy's
@@ -329,6 +334,35 @@ impl GameBoy {
         }
     }
 
+    /// `run_phases` in slices of at most `max_frames` frames (`slices::phase_slices`), each through
+    /// `run_slice` (python.rs releases the GIL there); between two, `go_on` says whether to continue.
+    /// When it always does, the same as one `run_phases` (tested). With `draw_last_only`, no slice
+    /// before the last draws a frame, and the render setting is restored however the run ends.
+    pub fn run_phases_in_slices(
+        &mut self,
+        phases: &[(u8, u32)],
+        draw_last_only: bool,
+        max_frames: u32,
+        mut run_slice: impl FnMut(&mut Self, &[(u8, u32)], bool),
+        mut go_on: impl FnMut() -> bool,
+    ) {
+        let render = self.render();
+        let mut slices = phase_slices(phases, max_frames).peekable();
+        while let Some(slice) = slices.next() {
+            let last = slices.peek().is_none();
+            if draw_last_only && !last {
+                self.set_render(false);
+            }
+            run_slice(self, &slice, draw_last_only && last);
+            if last || !go_on() {
+                break;
+            }
+        }
+        if draw_last_only {
+            self.set_render(render);
+        }
+    }
+
     /// Runs at least `cycles` T-cycles (whole instructions).
     pub fn run_cycles(&mut self, cycles: u64) {
         self.run_cycles_to(self.bus.cycles + cycles);
@@ -415,7 +449,7 @@ impl GameBoy {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
     #[test]
@@ -445,28 +479,44 @@ mod tests {
 
     #[test]
     fn frames_and_phases_run_in_slices_equal_one_run() {
-        use crate::slices::phase_slices;
         let rom = wait_loop_rom(true);
         let phases = [(1u8, 100u32), (0, 0), (0x10, 0), (4, 70), (0, 3)];
         for draw_last_only in [false, true] {
             let mut whole = GameBoy::new(rom.clone()).unwrap();
             let mut sliced = GameBoy::new(rom.clone()).unwrap();
             whole.run_phases(&phases, draw_last_only);
-            let slices: Vec<_> = phase_slices(&phases, 60).collect();
-            assert!(slices.len() > 2);
-            // as python.rs runs them: all but the last slice without drawing when only the last frame is drawn
-            let render = sliced.bus.ppu.render();
-            for (i, slice) in slices.iter().enumerate() {
-                let last = i + 1 == slices.len();
-                if draw_last_only && !last {
-                    sliced.set_render(false);
-                }
-                sliced.run_phases(slice, draw_last_only && last);
-            }
-            sliced.set_render(render);
+            let mut slices = 0;
+            let run = |gb: &mut GameBoy, slice: &[(u8, u32)], draw: bool| {
+                slices += 1;
+                gb.run_phases(slice, draw)
+            };
+            sliced.run_phases_in_slices(&phases, draw_last_only, 60, run, || true);
+            assert_eq!(slices, 3); // 173 frames
             assert_eq!(whole.save_state(), sliced.save_state());
             assert_eq!(whole.screen()[..], sliced.screen()[..]);
             assert_eq!(whole.bus.ppu.render(), sliced.bus.ppu.render());
+        }
+    }
+
+    #[test]
+    fn a_stop_between_slices_leaves_the_console_after_its_slice_and_its_render_setting_as_it_was() {
+        let rom = wait_loop_rom(true);
+        for render in [false, true] {
+            let mut stopped = GameBoy::new(rom.clone()).unwrap();
+            let mut first_slice = GameBoy::new(rom.clone()).unwrap();
+            stopped.set_render(render);
+            first_slice.set_render(false);
+            first_slice.run_phases(&[(1, 60)], false);
+            let mut slices = 0;
+            let run = |gb: &mut GameBoy, slice: &[(u8, u32)], draw: bool| {
+                slices += 1;
+                gb.run_phases(slice, draw)
+            };
+            stopped.run_phases_in_slices(&[(1, 1000)], true, 60, run, || false);
+            assert_eq!(slices, 1);
+            assert_eq!(stopped.render(), render);
+            first_slice.set_render(render);
+            assert_eq!(stopped.save_state(), first_slice.save_state());
         }
     }
 
@@ -476,7 +526,7 @@ mod tests {
     /// records DIV after each wait and counts interrupts in work RAM. `interrupts` enables the
     /// VBlank, STAT (mode 2) and timer interrupts, the timer ticking every 16 cycles; without,
     /// no STAT source is enabled either, so that the PPU's stage boundaries are not bus events.
-    fn wait_loop_rom(interrupts: bool) -> Vec<u8> {
+    pub(crate) fn wait_loop_rom(interrupts: bool) -> Vec<u8> {
         let mut rom = vec![0u8; 0x8000];
         // Handlers, at 0x60 + 16n: PUSH AF (the flags a wait loop left stay on the stack, in high
         // RAM); PUSH HL; LD HL,0xC010+n; INC (HL); POP HL; POP AF; RETI.

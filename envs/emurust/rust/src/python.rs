@@ -7,7 +7,7 @@ use crate::bus::MAX_STATE_CYCLES;
 use crate::gameboy::{GameBoy, PowerOn};
 use crate::joypad::BUTTON_NAMES;
 use crate::ppu::{SCREEN_HEIGHT, SCREEN_WIDTH};
-use crate::slices::{phase_slices, CYCLES_PER_SLICE, FRAMES_PER_SLICE};
+use crate::slices::{CYCLES_PER_SLICE, FRAMES_PER_SLICE};
 use crate::sm83_harness::{run_one, CycleKind};
 use crate::vec::GameBoyVec as VecCore;
 use numpy::ndarray::{Array2, Axis};
@@ -236,28 +236,18 @@ impl PyGameBoy {
             .into_iter()
             .map(|(mask, frames)| Ok((check_mask(mask)?, check_frames(frames)?)))
             .collect::<PyResult<Vec<_>>>()?;
-        let inner = &mut self.inner;
-        // In slices (`slices.rs`); when only the last frame is drawn, no slice before the last draws
-        // any, as in one run, and the render setting is restored however the call ends.
-        let mut slices = phase_slices(&phases, FRAMES_PER_SLICE).peekable();
-        let render = inner.bus.ppu.render();
+        // In slices (`slices.rs`), a look for Ctrl-C between two.
         let mut outcome = Ok(());
-        while let Some(slice) = slices.next() {
-            let last = slices.peek().is_none();
-            if draw_last_only && !last {
-                inner.set_render(false);
-            }
-            py.detach(|| inner.run_phases(&slice, draw_last_only && last));
-            if !last {
+        self.inner.run_phases_in_slices(
+            &phases,
+            draw_last_only,
+            FRAMES_PER_SLICE,
+            |gb, slice, draw| py.detach(|| gb.run_phases(slice, draw)),
+            || {
                 outcome = py.check_signals();
-                if outcome.is_err() {
-                    break;
-                }
-            }
-        }
-        if draw_last_only {
-            inner.set_render(render);
-        }
+                outcome.is_ok()
+            },
+        );
         outcome
     }
 
@@ -499,9 +489,22 @@ impl GameBoyVec {
         if per_env == 0 {
             return Ok(());
         }
-        let inner = &mut self.inner;
-        py.detach(|| inner.run_phases(&phases, per_env, draw_last_only));
-        Ok(())
+        // In rounds of slices (`slices.rs`), a look for Ctrl-C between two.
+        let mut outcome = Ok(());
+        self.inner.run_phases_in_rounds(
+            &phases,
+            per_env,
+            draw_last_only,
+            FRAMES_PER_SLICE,
+            |consoles, round, per_env, draw| {
+                py.detach(|| consoles.run_phases_each(round, per_env, draw))
+            },
+            || {
+                outcome = py.check_signals();
+                outcome.is_ok()
+            },
+        );
+        outcome
     }
 
     /// Copies of all screens, shape (num_envs, 144, 160), uint8 shades.

@@ -64,6 +64,73 @@ impl Iterator for PhaseSlices<'_> {
     }
 }
 
+/// One round of a `GameBoyVec`'s phases run in slices: every console's next slice, padded at its end with
+/// zero-frame phases of the buttons the console then holds (which its joypad does not see) so that
+/// each has `per_env` phases; `final_slice[i]` is whether console i's last frame is in this round.
+#[derive(Debug, PartialEq)]
+pub struct PhaseRound {
+    pub phases: Vec<(u8, u32)>,
+    pub per_env: usize,
+    pub final_slice: Vec<bool>,
+}
+
+/// The rounds of `phases` (`per_env` phases of each console, console after console), each console
+/// cut by `phase_slices`; made one at a time. At least one round; none after every console's last.
+pub fn phase_rounds(phases: &[(u8, u32)], per_env: usize, max_frames: u32) -> PhaseRounds<'_> {
+    let consoles: Vec<_> = phases
+        .chunks(per_env.max(1))
+        .map(|own| phase_slices(own, max_frames).peekable())
+        .collect();
+    let held = vec![None; consoles.len()];
+    PhaseRounds {
+        consoles,
+        held,
+        started: false,
+    }
+}
+
+pub struct PhaseRounds<'a> {
+    consoles: Vec<std::iter::Peekable<PhaseSlices<'a>>>,
+    /// The buttons each console holds after its slices so far.
+    held: Vec<Option<u8>>,
+    started: bool,
+}
+
+impl Iterator for PhaseRounds<'_> {
+    type Item = PhaseRound;
+
+    fn next(&mut self) -> Option<PhaseRound> {
+        let slices: Vec<Option<Vec<(u8, u32)>>> =
+            self.consoles.iter_mut().map(|c| c.next()).collect();
+        if self.started && slices.iter().all(Option::is_none) {
+            return None;
+        }
+        self.started = true;
+        let final_slice = slices
+            .iter()
+            .zip(self.consoles.iter_mut())
+            .map(|(slice, rest)| slice.is_some() && rest.peek().is_none())
+            .collect();
+        let per_env = slices.iter().flatten().map(Vec::len).max().unwrap_or(0);
+        let mut phases = Vec::with_capacity(per_env * slices.len());
+        for (slice, held) in slices.into_iter().zip(self.held.iter_mut()) {
+            let mut own = slice.unwrap_or_default();
+            if let Some(&(mask, _)) = own.last() {
+                *held = Some(mask);
+            }
+            // (a console's first slice holds at least its first phase, so `held` is set by then)
+            let pad = held.expect("a console's first slice holds its first phase");
+            own.resize(per_env, (pad, 0));
+            phases.extend(own);
+        }
+        Some(PhaseRound {
+            phases,
+            per_env,
+            final_slice,
+        })
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -132,5 +199,32 @@ mod tests {
         // made as they are asked for: the first of 2**32 frames' slices at once
         let mut lazy = phase_slices(&[(1, u32::MAX), (2, u32::MAX)], 60);
         assert_eq!(lazy.next(), Some(vec![(1, 60)]));
+    }
+
+    #[test]
+    fn rounds_give_each_console_its_slices_padded_with_the_buttons_it_holds() {
+        // three consoles of two phases: 130 frames, 10, 0
+        let phases = [(1, 100), (2, 30), (4, 10), (8, 0), (16, 0), (32, 0)];
+        let rounds: Vec<_> = phase_rounds(&phases, 2, 60).collect();
+        assert_eq!(
+            rounds,
+            vec![
+                PhaseRound {
+                    phases: vec![(1, 60), (1, 0), (4, 10), (8, 0), (16, 0), (32, 0)],
+                    per_env: 2,
+                    final_slice: vec![false, true, true],
+                },
+                PhaseRound {
+                    phases: vec![(1, 40), (2, 20), (8, 0), (8, 0), (32, 0), (32, 0)],
+                    per_env: 2,
+                    final_slice: vec![false, false, false],
+                },
+                PhaseRound {
+                    phases: vec![(2, 10), (8, 0), (32, 0)],
+                    per_env: 1,
+                    final_slice: vec![true, false, false],
+                },
+            ]
+        );
     }
 }
