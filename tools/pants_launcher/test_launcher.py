@@ -10,9 +10,11 @@ import glob
 import hashlib
 import os
 import shutil
+import signal
 import socket
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -32,21 +34,26 @@ def _copy_launcher(tmp_path: Path, requirements: str | None = None) -> Path:
     return tmp_path / "pants"
 
 
-TOOLS = ["dirname", "sha256sum", "cut", "cat", "mktemp", "rm", "mkdir", "grep", "env"]
+TOOLS = ["dirname", "sha256sum", "cut", "cat", "mktemp", "rm", "mkdir", "grep", "env", "sleep"]
 # what pip needs to reach the registry from this machine (an HTTPS proxy's CA, a mirror)
 NETWORK_ENV = ["PIP_CERT", "REQUESTS_CA_BUNDLE", "SSL_CERT_FILE", "HTTPS_PROXY", "https_proxy", "PIP_INDEX_URL"]
 
 
-def _run(launcher: Path, *args: str, **env) -> subprocess.CompletedProcess:
-    # a PATH with the launcher's shell tools and no Python at all, whatever this machine has
+def _command(launcher: Path, *args: str, **env) -> dict:
+    """subprocess arguments that run the launcher with a PATH of its shell tools and no Python at all,
+    whatever this machine has."""
     bin_dir = launcher.parent / "bin"
     bin_dir.mkdir(exist_ok=True)
     for tool in TOOLS:
         if not (bin_dir / tool).exists():
             (bin_dir / tool).symlink_to(shutil.which(tool))
     base = {"PATH": str(bin_dir), "HOME": str(launcher.parent / "home"), "PYENV_ROOT": str(launcher.parent / "nopyenv")}
-    return subprocess.run([shutil.which("bash"), str(launcher), *(args or ("--version",))], capture_output=True,
-                          text=True, timeout=120, env={**base, **env})
+    return {"args": [shutil.which("bash"), str(launcher), *(args or ("--version",))], "env": {**base, **env},
+            "text": True}
+
+
+def _run(launcher: Path, *args: str, **env) -> subprocess.CompletedProcess:
+    return subprocess.run(**_command(launcher, *args, **env), capture_output=True, timeout=120)
 
 
 def _real_python39() -> str:
@@ -264,3 +271,83 @@ def test_tags_asked_for_replace_the_default_and_exclusions_keep_it(tmp_path, pyt
     assert pants_tag("--tag=-flaky", "test", "::") == "PANTS_TAG=unset"  # added to ["-slow"]: slow stays out
     assert pants_tag("--tag", "-flaky", "test", "::") == "PANTS_TAG=unset"
     assert pants_tag("test", "::", "--", "--tag=slow") == "PANTS_TAG=unset"  # pytest's, not Pants'
+
+
+def test_two_first_uses_at_once_take_turns(tmp_path, python39):
+    # two ./pants started together on a fresh clone: one installs, the other waits and then finds it done
+    # (without the lock each deleted and reinstalled the other's venv)
+    launcher = _copy_launcher(tmp_path, _pinned_line("pex") + "\n")
+    scratch = tmp_path / "tmp"
+    scratch.mkdir()
+    command = _command(launcher, ENVPORT_PYTHON39=python39, TMPDIR=str(scratch), **_network_env())
+    both = [subprocess.Popen(**command, stdout=subprocess.PIPE, stderr=subprocess.PIPE) for _ in range(2)]
+    outcomes = [(p.wait(timeout=300), p.stderr.read()) for p in both]
+    for process in both:
+        process.stdout.close()
+        process.stderr.close()
+    installers = [err for _, err in outcomes if "first use: installing Pants" in err]
+    waiters = [err for _, err in outcomes if "is installing Pants into" in err and "waiting for it" in err]
+    assert len(installers) == 1 and len(waiters) == 1, outcomes
+    assert "first use" not in waiters[0] and "building" not in waiters[0], waiters[0]
+    pex = tmp_path / ".pants-tools" / "pex-v2.1.137.pex"
+    assert hashlib.sha256(pex.read_bytes()).hexdigest() == "4d9441e1672e636527ea430e8c59b0884d823dd8ce61ba3f8ecaa443a215087f"
+    # both went on to the venv's pants (which this venv has not), and the lock is gone
+    assert [code for code, _ in outcomes] == [127, 127], outcomes
+    assert not (tmp_path / ".pants-tools" / "bootstrap.lock").exists()
+    # nothing left in TMPDIR (ensurepip's pip leaves its CA bundle there: the launcher's scratch folder takes it)
+    assert list(scratch.iterdir()) == []
+
+
+def _finished_pid() -> int:
+    process = subprocess.Popen(["true"])
+    process.wait()
+    return process.pid
+
+
+def test_a_lock_left_by_a_launcher_that_died_is_taken_over(tmp_path):
+    launcher = _copy_launcher(tmp_path)
+    lock = tmp_path / ".pants-tools" / "bootstrap.lock"
+    lock.mkdir(parents=True)
+    dead = _finished_pid()
+    (lock / "pid").write_text(f"{dead}\n")
+    result = _run(launcher)  # goes on to look for a Python 3.9, finds none
+    assert f"taking over {lock}, left by a ./pants (pid {dead}) that is no longer running" in result.stderr, result.stderr
+    assert "needs CPython 3.9, and none was found" in result.stderr
+    assert not lock.exists()  # its own lock, released as it stopped
+
+
+def test_a_lock_held_by_a_running_launcher_is_waited_for_then_explained(tmp_path):
+    launcher = _copy_launcher(tmp_path)
+    lock = tmp_path / ".pants-tools" / "bootstrap.lock"
+    lock.mkdir(parents=True)
+    (lock / "pid").write_text(f"{os.getpid()}\n")  # this test's process: running
+    result = _run(launcher, ENVPORT_PANTS_LOCK_WAIT_S="2")
+    assert result.returncode == 1
+    assert f"another ./pants (pid {os.getpid()}) is installing Pants" in result.stderr, result.stderr
+    assert f"waited 2 s for the ./pants (pid {os.getpid()}) that holds {lock}" in result.stderr
+    assert f"remove {lock} and re-run ./pants" in result.stderr
+    assert "none was found" not in result.stderr  # it did not go on
+    assert (lock / "pid").read_text().strip() == str(os.getpid())  # not its lock: left alone
+
+
+def test_ctrl_c_while_pex_builds_leaves_no_temporary_folder_lock_or_pex(tmp_path, python39):
+    launcher = _copy_launcher(tmp_path, _pinned_line("pex") + "\n")
+    scratch = tmp_path / "tmp"
+    scratch.mkdir()
+    command = _command(launcher, ENVPORT_PYTHON39=python39, TMPDIR=str(scratch), **_network_env())
+    # its own process group, signalled as a terminal's Ctrl-C signals the foreground group
+    process = subprocess.Popen(**command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True)
+    build_log = tmp_path / ".pants-tools" / "pex-build.log"
+    deadline = time.monotonic() + 240
+    while not build_log.exists() and process.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert build_log.exists(), "pex.pex's build never started"
+    assert list(scratch.iterdir()), "no PEX_ROOT made in TMPDIR: the test would not test its removal"
+    os.killpg(process.pid, signal.SIGINT)
+    code = process.wait(timeout=60)
+    stderr = process.stderr.read()
+    process.stderr.close()
+    assert code == 130, stderr
+    assert list(scratch.iterdir()) == []
+    assert not (tmp_path / ".pants-tools" / "bootstrap.lock").exists()
+    assert not (tmp_path / ".pants-tools" / "pex-v2.1.137.pex").exists()
