@@ -34,7 +34,7 @@ def _copy_launcher(tmp_path: Path, requirements: str | None = None) -> Path:
     return tmp_path / "pants"
 
 
-TOOLS = ["dirname", "sha256sum", "cut", "cat", "mktemp", "rm", "mkdir", "grep", "env", "sleep"]
+TOOLS = ["dirname", "sha256sum", "cut", "cat", "mktemp", "rm", "mkdir", "grep", "env", "sleep", "uname"]
 # what pip needs to reach the registry from this machine (an HTTPS proxy's CA, a mirror)
 NETWORK_ENV = ["PIP_CERT", "REQUESTS_CA_BUNDLE", "SSL_CERT_FILE", "HTTPS_PROXY", "https_proxy", "PIP_INDEX_URL"]
 
@@ -136,6 +136,24 @@ def test_failed_install_is_explained_and_leaves_no_venv(tmp_path, python39):
     log = (tmp_path / ".pants-tools" / "pip-install.log").read_text()
     assert "No matching distribution found for ansicolors==1.1.8" in log, log
     assert not (tmp_path / VENV).exists()  # no half-installed venv, hence no stamp
+
+
+def test_a_platform_without_pants_wheels_is_named_instead_of_the_registry(tmp_path, python39):
+    # pip's "No matching distribution found" reads the same for an unreachable registry and for a platform
+    # PyPI has no Pants wheel for; on such a platform (a uname that says riscv64) the launcher names it.
+    # (On this machine's own platform the same failure gives the registry advice: the test above.)
+    launcher = _copy_launcher(tmp_path, _pinned_line("pantsbuild.pants") + "\n")
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "uname").write_text('#!/bin/sh\ncase "$1" in -s) echo Linux ;; -m) echo riscv64 ;; -sm) echo "Linux riscv64" ;; esac\n')
+    (bin_dir / "uname").chmod(0o755)
+    result = _run(launcher, ENVPORT_PYTHON39=python39, PIP_INDEX_URL=f"http://127.0.0.1:{_closed_port()}/simple/",
+                  PIP_RETRIES="0")
+    assert result.returncode == 1
+    assert "PyPI has no Pants 2.17.1 wheel for this platform (Linux riscv64)" in result.stderr, result.stderr
+    assert "Linux x86_64 and aarch64 (glibc) and on macOS x86_64 and arm64" in result.stderr
+    assert "pip could not install" not in result.stderr
+    assert not (tmp_path / VENV).exists()
 
 
 def test_hash_mismatch_is_explained_and_nothing_is_stamped(tmp_path, python39):
