@@ -141,7 +141,6 @@ def test_failed_install_is_explained_and_leaves_no_venv(tmp_path, python39):
 def test_a_platform_without_pants_wheels_is_named_instead_of_the_registry(tmp_path, python39):
     # pip's "No matching distribution found" reads the same for an unreachable registry and for a platform
     # PyPI has no Pants wheel for; on such a platform (a uname that says riscv64) the launcher names it.
-    # (On this machine's own platform the same failure gives the registry advice: the test above.)
     launcher = _copy_launcher(tmp_path, _pinned_line("pantsbuild.pants") + "\n")
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
@@ -154,6 +153,12 @@ def test_a_platform_without_pants_wheels_is_named_instead_of_the_registry(tmp_pa
     assert "Linux x86_64 and aarch64 (glibc) and on macOS x86_64 and arm64" in result.stderr
     assert "pip could not install" not in result.stderr
     assert not (tmp_path / VENV).exists()
+    # the same failure on this machine's own platform (one with wheels) gives the registry advice
+    (bin_dir / "uname").unlink()  # _command links the real one
+    result = _run(launcher, ENVPORT_PYTHON39=python39, PIP_INDEX_URL=f"http://127.0.0.1:{_closed_port()}/simple/",
+                  PIP_RETRIES="0")
+    assert "No matching distribution found for pantsbuild.pants==2.17.1" in result.stderr, result.stderr
+    assert "pip could not install Pants 2.17.1" in result.stderr and "no Pants" not in result.stderr
 
 
 def test_hash_mismatch_is_explained_and_nothing_is_stamped(tmp_path, python39):
