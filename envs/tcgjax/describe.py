@@ -95,7 +95,8 @@ def describe_observation(obs: np.ndarray, max_turns: int = 30) -> str:
         f"Energy zone: current {current}, next {_one_hot_name(zone[9:17], ENERGY_TYPES)}; "
         f"the opponent's next {_one_hot_name(zone[17:25], ENERGY_TYPES)}",
         "Your Pokemon:", *_board(board[:4 * POKEMON_FEATURES]),
-        "The opponent's Pokemon:", *_board(board[4 * POKEMON_FEATURES:]),
+        "The opponent's Pokemon:", *(["  (face down until both players have placed)"] if phase == "setup"
+                                     else _board(board[4 * POKEMON_FEATURES:])),
         f"Your hand: {', '.join(hand) if hand else '(empty)'}"
         + (f" (and {hand_count - len(hand)} more)" if hand_count > len(hand) else ""),
         f"Legal actions: {legal}",

@@ -44,7 +44,7 @@ from envs.tcgjax.jax.state import (
     empty_state,
 )
 from envs.tcgjax.reference import actions as A
-from envs.tcgjax.reference.engine import OPENING_HAND, POINTS_TO_WIN
+from envs.tcgjax.reference.engine import POINTS_TO_WIN
 
 i32 = jnp.int32
 # The rules (RuleConfig) reach the engine through its tables: tables["rule_*"] (jax/tables.py rule_tables).
@@ -260,27 +260,38 @@ def new_game(tables, decks, energy_types, n_types, seed_low, seed_high) -> GameS
                           energy_types=energy_types.astype(i32), n_types=n_types.astype(i32))
     head, state = _coin(state)
     state = state.replace(first=jnp.where(head, 0, 1).astype(i32))
+    size = tables["rule_opening_hand"]  # R-2.2: 5, or 7 under seven_with_mulligan
+    redraws = []
     for p in (0, 1):
-        state = _shuffle_opening(tables, state, p)
-        hand = jnp.full(HAND, -1, i32).at[:OPENING_HAND].set(_get(state.deck, (p,))[:OPENING_HAND])
-        deck = jnp.concatenate([_get(state.deck, (p,))[OPENING_HAND:], jnp.full(OPENING_HAND, -1, i32)])
-        state = state.replace(hand=_put(state.hand, (p,), hand), hand_len=_put(state.hand_len, (p,), OPENING_HAND),
-                              deck=_put(state.deck, (p,), deck), deck_len=_put(state.deck_len, (p,), DECK - OPENING_HAND))
+        state, redrew = _shuffle_opening(tables, state, p, size)
+        redraws.append(redrew)
+        deck, h, d = _get(state.deck, (p,)), jnp.arange(HAND), jnp.arange(DECK)
+        hand = jnp.where(h < size, deck[:HAND], -1)  # HAND < DECK
+        deck = jnp.where(d < DECK - size, _gather_row(deck, d + size), -1)
+        state = state.replace(hand=_put(state.hand, (p,), hand), hand_len=_put(state.hand_len, (p,), size),
+                              deck=_put(state.deck, (p,), deck), deck_len=_put(state.deck_len, (p,), DECK - size))
+    for p in (0, 1):  # seven_with_mulligan: one card per redraw of the opponent, player 0 first
+        state = _draw_n(tables, state, p, jnp.where(tables["rule_mulligan_draws"], redraws[1 - p], 0))
     for p in (0, 1):
         energy, state = _roll_energy(state, p)
         state = state.replace(energy_next=_put(state.energy_next, (p,), energy))
     return state.replace(current=state.first, phase=i32(SETUP))
 
 
-def _shuffle_opening(tables, state, p):
-    def has_basic(state):
-        return jnp.any(tables["is_basic"][_get(state.deck, (p,))[:OPENING_HAND]])
+def _shuffle_opening(tables, state, p, size):
+    """(state, shuffles after the first) once the top `size` cards hold a Basic (reference
+    _shuffle_opening)."""
+    def has_basic(carry):
+        state, _ = carry
+        top = jnp.arange(DECK) < size
+        return jnp.any(top & tables["is_basic"][jnp.maximum(_get(state.deck, (p,)), 0)])
 
-    def body(state):
-        return _shuffle_deck(state, p)
+    def body(carry):
+        state, redraws = carry
+        return _shuffle_deck(state, p), redraws + 1
 
-    state = body(state)
-    return jax.lax.while_loop(lambda s: ~has_basic(s), body, state)
+    state = _shuffle_deck(state, p)
+    return jax.lax.while_loop(lambda c: ~has_basic(c), body, (state, i32(0)))
 
 
 def _roll_energy(state, p, active=True):
@@ -334,9 +345,9 @@ _NEEDS_TARGET = np.array([T.TARGETS.index(k) for k in ("own_typed", "own_named",
                          dtype=np.int32)
 
 
-def _program_ok(tables, state, p, ops, target_kind, target_type, target):
+def _program_ok(tables, state, p, ops, target_kind, target_type, target, attack: bool = False):
     """bool: reference _why_program_inapplicable is None (an Ability's active_only is checked by the
-    caller)."""
+    caller). `attack` (static): an attack is never refused for an effect part with nothing to act on."""
     o = 1 - p
     valid = _valid_targets(tables, state, p, target_kind, target_type, ops[0, 0], ops[0, 2])
     any_valid = jnp.any(valid)
@@ -346,7 +357,7 @@ def _program_ok(tables, state, p, ops, target_kind, target_type, target):
     active_top = _top(state, p, 0)
     for i in range(T.MAX_OPS):
         kind, p0, p1 = ops[i, 0], ops[i, 1], ops[i, 2]
-        bad = jnp.logical_and(kind == T.OP["force_switch"], ~jnp.any(_occupied(state, o)[1:]))
+        bad = jnp.logical_and(kind == T.OP["force_switch"], ~jnp.any(_occupied(state, o)[1:]) & (not attack))
         bad |= jnp.logical_and(kind == T.OP["zone_attach_active_typed"], tables["type"][active_top] != p0)
         in_set = tables["name_sets"][jnp.maximum(p0, 0), tables["name"][active_top]]
         too_many = _get(state.hand_len, (p,)) - 1 + _get(state.stack_len, (p, 0,)) > tables["rule_hand_limit"]
@@ -450,7 +461,7 @@ def _main_mask(tables, state):
 
     def attack_program_ok(top, i, t):
         return _program_ok(tables, state, p, tables["attack_ops"][top, i], tables["attack_target"][top, i],
-                           tables["attack_target_type"][top, i], t)
+                           tables["attack_target_type"][top, i], t, attack=True)
 
     def attack_ok(i, t):
         return can_attack(i) & ~tables["attack_copies"][active_top, i] & attack_program_ok(active_top, i, t)
@@ -739,7 +750,7 @@ def _run_program(tables, state, prog):
                                                     (state, ctx, damage, jnp.bool_(False)))
     to_target = tables["attack_to_target"][top, index]
     # an attack without damage (base 0, none computed, no damage to a target) deals none at all: with
-    # bonuses_need_damage=False its boosts and Weakness would otherwise apply (reference _run_program)
+    # bonuses_need_damage=False its boosts would otherwise apply (reference _run_program)
     deals = (damage > 0) | (tables["attack_base"][top, index] > 0) | to_target
     main_slot = jnp.where(attack & ~nothing & deals, jnp.where(to_target, ctx["target"], 0), -1)
     prevented = attack & (_get(state.prevent_until, (o, 0,)) >= state.turn) & _get(state.prevent_effects, (o, 0,))
@@ -855,11 +866,11 @@ def _attack_damage(tables, state, p, src_slot, slot, damage, where=True):
     boost = _get(state.boost_all, (p,)) + jnp.sum(jnp.where(names_in, _get(state.boost_set, (p,)), 0))
     boost += jnp.where(_get(state.boost_turn, (p, src_slot,)) == state.turn, _get(state.boost, (p, src_slot,)), 0)
     boost -= jnp.where(_get(state.attack_minus_until, (p, src_slot,)) >= state.turn, _get(state.attack_minus, (p, src_slot,)), 0)
-    weak = tables["weakness"][defender_top] == tables["type"][attacker_top]
-    boost += jnp.where(weak, 20, 0)
+    # R-4.2: Weakness only on a result above 0, whatever bonuses_need_damage says of the boosts
+    weak = on_active & (damage > 0) & (tables["weakness"][defender_top] == tables["type"][attacker_top])
     reduction = _passive_reduction(tables, defender_top)
     reduction += jnp.where(_get(state.takes_minus_until, (o, slot,)) >= state.turn, _get(state.takes_minus, (o, slot,)), 0)
-    full = damage + jnp.where(bonuses, boost, 0) - reduction
+    full = damage + jnp.where(bonuses, boost, 0) + jnp.where(weak, 20, 0) - reduction
     full = jnp.where(_get(state.prevent_until, (o, slot,)) >= state.turn, 0, full)
     dealt = jnp.where(on_active, jnp.maximum(0, full), jnp.maximum(0, damage - _passive_reduction(tables, defender_top)))
     dealt = jnp.where(where, dealt, 0)

@@ -64,13 +64,15 @@ def observe(tables, state, viewer=None) -> jnp.ndarray:
     n_cards = tables["hp"].shape[0]
     phase = jnp.select([state.phase == SETUP, state.phase == MAIN, state.phase == PROMOTE], [0, 1, 2], -1)
     boost = jnp.where(state.current == viewer, state.boost_all[me] + jnp.sum(state.boost_set[me]), 0)
+    face_down = state.phase == SETUP  # the foe's placement is not shown until both have placed
+    foe_hand = state.hand_len[foe] + jnp.where(face_down, jnp.sum(J._occupied(state, foe)), 0)
     glob = jnp.concatenate([
         jnp.stack([jnp.minimum(state.turn, tables["rule_max_turns"]).astype(f32) * tables["rule_max_turns_reciprocal"],
                    (state.current == viewer).astype(f32)]),
         _one_hot(phase, 3),
         jnp.stack([_scale(jnp.minimum(state.points[me], 3), 3), _scale(jnp.minimum(state.points[foe], 3), 3),
                    _scale(state.deck_len[me], 20), _scale(state.deck_len[foe], 20), _scale(state.hand_len[me], 10),
-                   _scale(state.hand_len[foe], 10), _scale(jnp.minimum(state.discard_len[me], 20), 20),
+                   _scale(foe_hand, 10), _scale(jnp.minimum(state.discard_len[me], 20), 20),
                    _scale(jnp.minimum(state.discard_len[foe], 20), 20), state.attached[me].astype(f32),
                    state.supporter_played[me].astype(f32), state.retreated[me].astype(f32),
                    _scale(jnp.minimum(state.retreat_discount[me], 2), 2),
@@ -86,7 +88,9 @@ def observe(tables, state, viewer=None) -> jnp.ndarray:
     current = jnp.where(state.energy_current[me] == NO_ENERGY, 8, state.energy_current[me])
     zone = jnp.concatenate([_one_hot(current, 9), _one_hot(state.energy_next[me], 8), _one_hot(state.energy_next[foe], 8),
                             zone_types(me), zone_types(foe), state.attached[me].astype(f32)[None]])
-    board = jnp.concatenate([_pokemon(tables, state, p, slot, n_cards) for p in (me, foe) for slot in range(SLOTS)])
+    mine = jnp.concatenate([_pokemon(tables, state, me, slot, n_cards) for slot in range(SLOTS)])
+    theirs = jnp.concatenate([_pokemon(tables, state, foe, slot, n_cards) for slot in range(SLOTS)])
+    board = jnp.concatenate([mine, jnp.where(face_down, jnp.zeros_like(theirs), theirs)])
 
     def hand_slot(h):
         card = jnp.maximum(state.hand[me, h], 0)

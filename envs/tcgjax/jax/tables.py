@@ -145,6 +145,8 @@ def rule_tables(config: RuleConfig = RuleConfig()) -> dict[str, np.ndarray]:
     fossil_counts_as_basic_for_deck) act in Deck.validate, which both engines' deck banks go through."""
     check_capacity(config)
     return {
+        "rule_opening_hand": np.int32(config.opening_hand_size),
+        "rule_mulligan_draws": np.bool_(config.opening_hand == "seven_with_mulligan"),
         "rule_first_player_draws_turn1": np.bool_(config.first_player_draws_turn1),
         "rule_supporter_on_turn1": np.bool_(config.supporter_on_turn1),
         "rule_attack_on_turn1": np.bool_(config.attack_on_turn1),

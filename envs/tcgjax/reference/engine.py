@@ -36,7 +36,7 @@ __all__ = ["ONGOING", "DRAW", "Deck", "IllegalAction", "new_game", "legal_action
            "step", "cost_met"]
 
 DECK_SIZE = 20
-OPENING_HAND = 5
+OPENING_HAND = 5  # R-2.2's default; RuleConfig.opening_hand_size gives the config's
 POINTS_TO_WIN = 3
 TYPE_INDEX = {name: i for i, name in enumerate(ENERGY_TYPES)}
 
@@ -94,14 +94,19 @@ def new_game(deck0: Deck, deck1: Deck, seed: int, config: RuleConfig = RuleConfi
                for d in (deck0, deck1)]
     game = Game(players=players, rng=rng)
     game.first = 0 if rng.coin() else 1  # R-2.1: heads, player 0 goes first
-    for player in players:  # R-2.2: shuffle until the top 5 hold a Basic (option A)
-        _shuffle_opening(player, rng, pool)
-        player.hand, player.deck = player.deck[:OPENING_HAND], player.deck[OPENING_HAND:]
+    size = config.opening_hand_size
+    redraws = []
+    for player in players:  # R-2.2: shuffle until the top 5 (or 7) hold a Basic (option A)
+        redraws.append(_shuffle_opening(player, rng, pool, size))
+        player.hand, player.deck = player.deck[:size], player.deck[size:]
+    _attach_context(game, pool, config)
+    if config.opening_hand == "seven_with_mulligan":  # one card per redraw of the opponent, player 0 first
+        for who, player in enumerate(players):
+            _draw(game, player, redraws[1 - who])
     for player in players:  # R-3.3: both players' next Energy at setup, player 0 first
         player.energy_next = _roll_energy(player, rng)
     game.current = game.first  # R-2.3: the first player places first
     game.phase = "setup"
-    _attach_context(game, pool, config)
     return game
 
 
@@ -109,11 +114,15 @@ def _attach_context(game: Game, pool: CardPool, config: RuleConfig) -> None:
     game.pool, game.config = pool, config  # type: ignore[attr-defined]
 
 
-def _shuffle_opening(player: Player, rng: Stream, pool: CardPool) -> None:
+def _shuffle_opening(player: Player, rng: Stream, pool: CardPool, size: int) -> int:
+    """Shuffles until the top `size` cards hold a Basic; returns how many shuffles came after the first
+    (under seven_with_mulligan, the mulligans)."""
+    redraws = 0
     while True:
         rng.shuffle(player.deck)
-        if any(pool[c].is_basic for c in player.deck[:OPENING_HAND]):
-            return
+        if any(pool[c].is_basic for c in player.deck[:size]):
+            return redraws
+        redraws += 1
 
 
 def _roll_energy(player: Player, rng: Stream) -> int:
@@ -280,7 +289,8 @@ def _why_no_attack(game, player, opponent, index: int, target: int) -> Optional[
         return reason
     if copies(card.attacks[index]):
         return f"{card.attacks[index].name} names the attack it copies: use a copy action"
-    return _why_program_inapplicable(game, player, opponent, card.attacks[index].program, target, source_slot=0)
+    return _why_program_inapplicable(game, player, opponent, card.attacks[index].program, target, source_slot=0,
+                                     attack=True)
 
 
 def _why_active_cannot_attack(game, player, index: int) -> Optional[str]:
@@ -327,7 +337,7 @@ def _why_no_copy(game, player, opponent, slot: int, index: int, target: int) -> 
     copied = source_card.attacks[index]
     if copies(copied):
         return f"{copied.name} copies an attack itself: nothing to copy"
-    return _why_program_inapplicable(game, player, opponent, copied.program, target, source_slot=0)
+    return _why_program_inapplicable(game, player, opponent, copied.program, target, source_slot=0, attack=True)
 
 
 def cost_met(energy: list[int], cost: tuple[str, ...]) -> bool:
@@ -387,7 +397,10 @@ _TRAINER_NEEDS_TARGET = ("own_typed", "own_named", "own_damaged")
 
 
 def _why_program_inapplicable(game, player, opponent, program: Program, target: int,
-                              source_slot: Optional[int]) -> Optional[str]:
+                              source_slot: Optional[int], attack: bool = False) -> Optional[str]:
+    """Why the program cannot be used with `target` now, or None. A Trainer or an Ability that would do
+    nothing cannot be used (engine default, README); an attack always can, its damage being the point:
+    an effect part with nothing to act on is skipped when it runs (Knock Back against a lone Active)."""
     pool = game.pool
     targets = _valid_targets(game, player, opponent, program)
     if program.target == "none":
@@ -404,7 +417,7 @@ def _why_program_inapplicable(game, player, opponent, program: Program, target: 
         return "this Ability works only from the Active Spot"
     for op in program.ops:
         kind = op.kind
-        if kind == "force_switch" and not opponent.bench_slots():
+        if kind == "force_switch" and not opponent.bench_slots() and not attack:
             return "the opponent has no Benched Pokemon to switch in"
         if kind == "zone_attach_active_typed" and pool[player.active.top].type != op.params[0]:
             return f"the Active Pokemon is not a {op.params[0]} Pokemon"
@@ -693,7 +706,8 @@ def _attack_damage(game: Game, player: Player, opponent: Player, attacker: InPla
     if slot != 0:  # R-4.3: no Weakness, no boosts; the defender's own "takes -N from attacks" still counts
         return _plain_attack_damage(game, defender, damage)
     card = pool[attacker.top]
-    if damage > 0 or not config.bonuses_need_damage:
+    computed = damage
+    if computed > 0 or not config.bonuses_need_damage:
         for amount, names in player.turn_boosts:  # step 2: Giovanni, Blaine
             if not names or card.name in names:
                 damage += amount
@@ -701,8 +715,9 @@ def _attack_damage(game: Game, player: Player, opponent: Player, attacker: InPla
             damage += attacker.boost
         if attacker.attack_minus_until >= game.turn:
             damage -= attacker.attack_minus
-        if pool[defender.top].weakness == card.type:  # step 3: R-1.5, R-4.2
-            damage += 20
+    # step 3: R-1.5; R-4.2 "does not apply to a 0-damage result", whatever bonuses_need_damage says
+    if computed > 0 and pool[defender.top].weakness == card.type:
+        damage += 20
     damage -= _defender_reduction(game, defender)  # step 4
     if defender.prevent_until >= game.turn:
         damage = 0

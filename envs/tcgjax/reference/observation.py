@@ -1,6 +1,9 @@
 """The observation both TCG engines give an agent: one float32 vector from the view of the player
 who decides next, with everything that player may see (its own hand; of the opponent only counts:
 no hidden card leaks) and, last, the legal-action mask (what masked PPO reads: `MASK_SLICE`).
+During setup the opponent's placement is face down (R-2.3's engine default: neither placement is
+visible to the other until both are done): its board slots read as empty and its hand size as before
+it placed.
 
 Layout (OBS_SIZE = 715 floats, each in [0, 1]):
     GLOBAL      20   turn / max_turns, my turn?, phase (setup, main, promote), points (me, foe) / 3,
@@ -92,10 +95,12 @@ def observe(game: Game, viewer: int | None = None) -> np.ndarray:
     pool, config = game.pool, game.config
     phase = {"setup": 0, "main": 1, "promote": 2}.get(game.phase, -1)
     boost = sum(amount for amount, _ in me.turn_boosts) if game.current == viewer else 0
+    face_down = game.phase == "setup"  # R-2.3: the foe's placement is not shown until both have placed
+    foe_hand = len(foe.hand) + (len(foe.in_play()) if face_down else 0)
     values = [_scale(min(game.turn, config.max_turns), config.max_turns), float(game.current == viewer)]
     values += _one_hot(phase, 3)
     values += [_scale(min(me.points, 3), 3), _scale(min(foe.points, 3), 3), _scale(len(me.deck), 20), _scale(len(foe.deck), 20),
-               _scale(len(me.hand), 10), _scale(len(foe.hand), 10), _scale(min(len(me.discard), 20), 20),
+               _scale(len(me.hand), 10), _scale(foe_hand, 10), _scale(min(len(me.discard), 20), 20),
                _scale(min(len(foe.discard), 20), 20), float(me.attached), float(me.supporter_played), float(me.retreated),
                _scale(min(me.retreat_discount, 2), 2), float(me.supporter_lock_until >= game.turn), _scale(min(boost, 40), 40),
                float(game.first == viewer)]
@@ -106,7 +111,7 @@ def observe(game: Game, viewer: int | None = None) -> np.ndarray:
     values += [float(me.attached)]
     for player in (me, foe):
         for slot in range(4):
-            values += _pokemon(game, player.board[slot])
+            values += _pokemon(game, None if face_down and player is foe else player.board[slot])
     for h in range(A.HAND_SLOTS):
         if h < len(me.hand):
             card = pool[me.hand[h]]

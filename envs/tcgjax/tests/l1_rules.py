@@ -103,6 +103,57 @@ def idx(name: str) -> int:
 
 
 # ----------------------------------------------------------------------------------------------
+# R-2.2 the opening hand
+
+def opening_redraws(seed: int, decks, size: int) -> list[int]:
+    """Each player's shuffles after the first, read from the generator itself by R-7's setup contract:
+    the first-player coin, then player 0's deck shuffled until its top `size` hold a Basic, then player 1's."""
+    stream = Stream(seed)
+    stream.coin()
+    redraws = []
+    for deck in decks:
+        cards, count = list(deck.cards), 0
+        while True:
+            stream.shuffle(cards)
+            if any(POOL[c].is_basic for c in cards[:size]):
+                break
+            count += 1
+        redraws.append(count)
+    return redraws
+
+
+def _deck_pairs():
+    from envs.tcgjax.reference.decks import random_deck
+    return [(seed, (random_deck(seed), random_deck(seed + 1000))) for seed in range(300)]
+
+
+def test_opening_hand_of_five_holds_a_basic_and_no_one_draws_for_redraws_R_2_2():
+    for seed, decks in _deck_pairs()[:60]:
+        game = E.new_game(*decks, seed=seed)
+        for player in game.players:
+            assert len(player.hand) == 5 and len(player.deck) == 15
+            assert any(POOL[c].is_basic for c in player.hand)
+
+
+@pytest.mark.parametrize("hand_limit", [10, 8])
+def test_seven_with_mulligan_draws_one_card_per_opponent_redraw_up_to_the_limit_R_2_2_R_3_2(hand_limit):
+    """[S14]'s opening (the ⚑ alternative): 7 cards holding a Basic, then each player draws one card for
+    each redraw (mulligan) its opponent took, stopping at the hand limit (R-3.2)."""
+    config = RuleConfig(opening_hand="seven_with_mulligan", hand_limit=hand_limit)
+    bonus_games = 0
+    for seed, decks in _deck_pairs():
+        redraws = opening_redraws(seed, decks, 7)
+        game = E.new_game(*decks, seed=seed, config=config)
+        for who, player in enumerate(game.players):
+            expected = 7 + min(redraws[1 - who], hand_limit - 7)
+            assert len(player.hand) == expected, (seed, who, redraws)
+            assert len(player.deck) == 20 - expected
+            assert any(POOL[c].is_basic for c in player.hand[:7])
+        bonus_games += any(redraws)
+    assert bonus_games >= 10, "the decks must make some players redraw"
+
+
+# ----------------------------------------------------------------------------------------------
 # R-4.1 damage order, R-4.2 / R-4.3 Weakness
 
 def test_weakness_adds_20_on_active_R_4_1_R_4_2():
@@ -300,6 +351,18 @@ def test_no_weakness_or_giovanni_on_an_all_tails_result_R_4_2():
     act(game, "play", 0, 0)
     act(game, "attack", 0, 0)
     assert foe(game).board[0].damage == 0
+
+
+def test_all_tails_takes_giovanni_but_never_weakness_when_bonuses_need_no_damage_R_4_2():
+    """bonuses_need_damage=False lets Giovanni's +10 apply to Double Horn's all-tails 0, but R-4.2 (its
+    sources agree, no flag) keeps Weakness off a 0-damage result: 10 on the Grass-weak Golem, not 30."""
+    check_card("Golem", weakness="Grass", hp=160)
+    config = RuleConfig(bonuses_need_damage=False)
+    game = scenario(me=Side(active=Mon("Pinsir", energy={"Grass": 2}), hand=["Giovanni"]),
+                    foe=Side(active=Mon("Golem", below=("Geodude", "Graveler"))), seed=seed_for(T, T), config=config)
+    act(game, "play", 0, 0)
+    act(game, "attack", 0, 0)
+    assert foe(game).board[0].damage == 10
 
 
 def test_no_damage_printed_stays_zero_with_giovanni_and_weakness_R_4_2():
@@ -578,6 +641,67 @@ def test_switched_out_by_sabrina_clears_conditions_R_6_1():
     assert (snorlax.poisoned, snorlax.exclusive) == (False, 0)
     act(game, "end")
     assert foe(game).board[1].damage == 0 and foe(game).board[0].damage == 0
+
+
+# ----------------------------------------------------------------------------------------------
+# Effects with nothing to act on (engine default, README "Engine defaults"): a Trainer or an Ability
+# that would do nothing cannot be used; an attack always can, and the part with nothing to act on is
+# skipped.
+
+def test_knock_back_against_a_lone_active_does_its_damage_and_switches_nothing():
+    """Grapploct's Knock Back (70, {F}{F}{C}; "Switch out your opponent's Active Pokemon to the Bench")
+    against a Snorlax weak to Fighting with no Bench: legal, 70 + 20, Snorlax stays Active."""
+    check_card("Grapploct", type="Fighting")
+    check_card("Snorlax", weakness="Fighting", hp=150)
+    assert _data("Grapploct")["attacks"][0]["cost"] == ["Fighting", "Fighting", "Colorless"]
+    assert "Switch out your opponent’s Active" in _data("Grapploct")["attacks"][0]["effect"]
+    game = scenario(me=Side(active=Mon("Grapploct", energy={"Fighting": 3}, below=("Clobbopus",))),
+                    foe=Side(active=Mon("Snorlax")), turn=3)
+    assert legal(game, "attack", 0, 0)
+    act(game, "attack", 0, 0)
+    assert POOL[foe(game).board[0].top].name == "Snorlax"
+    assert foe(game).board[0].damage == attack_damage("Grapploct") + 20 == 90
+    assert game.phase == "main" and game.turn == 4  # no promotion owed: the attack ended the turn
+
+
+def test_knock_back_with_a_bench_switches_the_active_out():
+    """The control: with a Benched Squirtle, the same attack leaves the opponent to promote it."""
+    game = scenario(me=Side(active=Mon("Grapploct", energy={"Fighting": 3}, below=("Clobbopus",))),
+                    foe=Side(active=Mon("Snorlax"), bench=[Mon("Squirtle")]), turn=3)
+    act(game, "attack", 0, 0)
+    assert game.phase == "promote" and game.decision_player == 1
+    act(game, "promote", 1)
+    assert POOL[foe(game).board[0].top].name == "Squirtle" and foe(game).board[1].damage == 90
+
+
+def test_ditto_copies_knock_back_against_a_lone_active():
+    """Ditto (Colorless, so no Weakness) copies the lone Grapploct's Knock Back with {F}{F}{C} paid: 70."""
+    check_card("Grapploct", weakness="Psychic", hp=130)
+    game = scenario(me=Side(active=Mon("Ditto", energy={"Fighting": 2, "Water": 1})),
+                    foe=Side(active=Mon("Grapploct", below=("Clobbopus",))))
+    assert can_copy(game, 0)
+    copy(game, 0)
+    assert foe(game).board[0].damage == attack_damage("Grapploct") == 70
+    assert POOL[foe(game).board[0].top].name == "Grapploct"
+
+
+def test_sabrina_cannot_be_played_against_a_lone_active():
+    game = scenario(me=Side(active=Mon("Pikachu"), hand=["Sabrina"]), foe=Side(active=Mon("Snorlax")))
+    assert not legal(game, "play", 0, 0)
+    game = scenario(me=Side(active=Mon("Pikachu"), hand=["Sabrina"]),
+                    foe=Side(active=Mon("Snorlax"), bench=[Mon("Squirtle")]))
+    assert legal(game, "play", 0, 0)
+
+
+def test_drive_off_cannot_be_used_against_a_lone_active():
+    """Pidgeot's Drive Off ("you may switch out your opponent's Active Pokemon to the Bench") would do
+    nothing with no opposing Bench."""
+    assert _data("Pidgeot")["ability"]["name"] == "Drive Off"
+    pidgeot = Mon("Pidgeot", below=("Pidgey", "Pidgeotto"))
+    game = scenario(me=Side(active=pidgeot), foe=Side(active=Mon("Snorlax")))
+    assert not legal(game, "ability", 0, 0)
+    game = scenario(me=Side(active=pidgeot), foe=Side(active=Mon("Snorlax"), bench=[Mon("Squirtle")]))
+    assert legal(game, "ability", 0, 0)
 
 
 def test_paralysis_from_the_opponents_last_turn_ends_after_this_turn_R_6_7():

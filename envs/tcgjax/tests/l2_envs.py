@@ -11,7 +11,17 @@ from gymnasium.utils.env_checker import check_env
 from envs.tcgjax import l3_games
 from envs.tcgjax.gym_envs import TcgReferenceEnv
 from envs.tcgjax.reference import actions as A
-from envs.tcgjax.reference.observation import MASK_SLICE, OBS_SIZE
+from envs.tcgjax.reference import engine as E
+from envs.tcgjax.reference.decks import fixed_deck
+from envs.tcgjax.reference.observation import (
+    BOARD_SIZE,
+    GLOBAL_SIZE,
+    MASK_SLICE,
+    OBS_SIZE,
+    POKEMON_FEATURES,
+    ZONE_SIZE,
+    observe,
+)
 from envs.tcgjax.reference.rng import Stream
 from envs.tcgjax.tests.components import TCGJAX
 
@@ -60,6 +70,47 @@ def test_observation_ends_with_the_mask_and_stays_in_the_box():
     obs, info = env.reset(seed=0)
     assert np.array_equal(obs[MASK_SLICE[0]:MASK_SLICE[1]] > 0.5, info["action_mask"])
     assert info["action_mask"].any()
+
+
+def _place_every_basic_then_end(game) -> int:
+    """The setup player puts every Basic of its hand into play (Active first), then ends; returns how many."""
+    placed = 0
+    while True:
+        hand = game.players[game.current].hand
+        playable = [h for h in range(len(hand)) if E.why_illegal(game, A.encode("play", h, 0)) is None]
+        if not playable:
+            break
+        E.step(game, A.encode("play", playable[0], 0))
+        placed += 1
+    E.step(game, A.encode("end"))
+    return placed
+
+
+@TCGJAX.covers("observation")
+@pytest.mark.parametrize("seed", [3, 4])
+def test_setup_placements_are_face_down_until_both_are_done_R_2_3(seed):
+    """R-2.3's engine default: neither placement is visible to the other until both are done. The second
+    player, placing, sees no Pokemon on the first player's side and the first player's opening hand size
+    (R-2.2: 5); once both have placed, each sees the other's board."""
+    board = GLOBAL_SIZE + ZONE_SIZE
+    theirs = slice(board + 4 * POKEMON_FEATURES, board + BOARD_SIZE)
+    mine = slice(board, board + 4 * POKEMON_FEATURES)
+    foe_hand_size = 10  # GLOBAL: turn, my turn?, phase (3), points (2), deck sizes (2), my hand, the foe's hand
+    game = E.new_game(fixed_deck("fire"), fixed_deck("water"), seed=seed)
+    first = game.current
+    placed = _place_every_basic_then_end(game)
+    assert placed >= 1 and game.phase == "setup" and game.current == 1 - first
+    second_view = observe(game)
+    assert not second_view[theirs].any()
+    assert second_view[foe_hand_size] == np.float32(5) * np.float32(1 / 10)
+    first_view = observe(game, viewer=first)
+    assert first_view[mine][0] == 1.0  # its own Active is shown to itself
+    _place_every_basic_then_end(game)
+    assert game.phase == "main"
+    for viewer in (first, 1 - first):
+        view = observe(game, viewer=viewer)
+        assert view[theirs][0] == 1.0  # the other's Active
+        assert view[foe_hand_size] == np.float32(len(game.players[1 - viewer].hand)) * np.float32(1 / 10)
 
 
 @TCGJAX.covers("env")

@@ -198,6 +198,8 @@ def test_both_envs_render_the_same_text_and_it_tells_the_game_as_the_reference_h
             active = game.pool[me.board[0].top]
             left = active.hp - me.board[0].damage
             assert f"Active  {active.name} ({active.type}) HP {max(left, 0)}/{active.hp}" in text, text
+        # during setup the opponent's placement is face down
+        assert ("(face down until both players have placed)" in text) == (game.phase == "setup"), text
         shown = [game.pool[card].name for card in me.hand[:A.HAND_SLOTS]]
         assert f"Your hand: {', '.join(shown) if shown else '(empty)'}" in text, text
         assert all(game.pool[card].name not in text.split("Your hand:")[1] for card in foe.hand

@@ -21,6 +21,7 @@ from envs.tcgjax.tests.components import TCGJAX
 
 BATCH = 64  # one vmapped batch per flag: its games cost the JAX side one step call per action
 FLIPPED = {
+    "opening_hand": "seven_with_mulligan",
     "first_player_draws_turn1": False,
     "supporter_on_turn1": False,
     "attack_on_turn1": False,
@@ -34,10 +35,12 @@ ALL_FLIPPED = RuleConfig(**FLIPPED)
 # Flags that few random games meet (a zero-cost attack on turn 1, two win conditions at once, a 0-damage
 # attack with a bonus): seeds of l3_decks' games that the flag changes, found by playing seeds 0-1999 on
 # the reference with and without it (2026-12-05); the rest of the batch is seeds 0, 1, 2, ...
+# bonuses_need_damage's: seeds 2000-7166 (2026-12-07, after the flag stopped giving Weakness to a 0
+# result, R-4.2; seeds 0-1999 hold no game it changes since, and seed 1306 changed by Weakness only).
 RARE_SEEDS = {
     "attack_on_turn1": [53, 227, 245, 293, 355, 492, 643, 707],
     "tie_policy": [443, 1099, 1579],
-    "bonuses_need_damage": [1306],
+    "bonuses_need_damage": [4942, 5454, 6171, 6446, 6448, 7166],
 }
 MIN_CHANGED = 8  # a common flag must change at least this many of its batch's games
 
@@ -84,7 +87,8 @@ def test_games_equal_reference_with_the_flag_flipped(flag):
 
 
 # the rule_tables entry that carries each flag to the JAX engine
-TABLE_KEY = {"first_player_draws_turn1": "rule_first_player_draws_turn1", "supporter_on_turn1": "rule_supporter_on_turn1",
+TABLE_KEY = {"opening_hand": "rule_opening_hand",
+             "first_player_draws_turn1": "rule_first_player_draws_turn1", "supporter_on_turn1": "rule_supporter_on_turn1",
              "attack_on_turn1": "rule_attack_on_turn1", "unused_energy_carries_over": "rule_energy_carries_over",
              "hand_limit": "rule_hand_limit", "max_turns": "rule_max_turns", "tie_policy": "rule_tie_count_conditions",
              "bonuses_need_damage": "rule_bonuses_need_damage"}
