@@ -19,12 +19,14 @@ from envs.tcgjax.jax import tables as T
 from envs.tcgjax.jax.rng import Stream
 from envs.tcgjax.jax.state import (
     ASLEEP,
+    CONDITION_FIELDS,
     CONFUSED,
     DECK,
     DRAW,
     HAND,
     LEAVE_ACTIVE_FIELDS,
     MAIN,
+    MAX_ZONE_TYPES,
     NEVER,
     NO_ENERGY,
     OVER,
@@ -40,6 +42,7 @@ from envs.tcgjax.jax.state import (
     SETUP,
     SLOTS,
     STACK,
+    TYPES,
     GameState,
     empty_state,
 )
@@ -164,9 +167,12 @@ def _clear_slot(state, p, slot, where=True):
                          energy=_upd(state.energy, (p, slot), jnp.zeros(8, i32), where))
 
 
-def _leave_active(state, p, where=True):
-    values = {name: POKEMON_FIELDS[name] for name in LEAVE_ACTIVE_FIELDS}
-    return _pokemon_set(state, p, 0, where, **values)
+def _leave_active(tables, state, p, where=True):
+    """Special Conditions end (R-3.10); the other effects too under effects_end_on_leaving_active
+    (reference InPlay.leave_active)."""
+    state = _clear_conditions(state, p, 0, where)
+    values = {name: POKEMON_FIELDS[name] for name in LEAVE_ACTIVE_FIELDS if name not in CONDITION_FIELDS}
+    return _pokemon_set(state, p, 0, where & tables["rule_effects_end_on_leaving_active"], **values)
 
 
 def _clear_conditions(state, p, slot, where=True):
@@ -273,14 +279,19 @@ def new_game(tables, decks, energy_types, n_types, seed_low, seed_high) -> GameS
     for p in (0, 1):  # seven_with_mulligan: one card per redraw of the opponent, player 0 first
         state = _draw_n(tables, state, p, jnp.where(tables["rule_mulligan_draws"], redraws[1 - p], 0))
     for p in (0, 1):
-        energy, state = _roll_energy(state, p)
+        energy, state = _roll_energy(tables, state, p)
         state = state.replace(energy_next=_put(state.energy_next, (p,), energy))
     return state.replace(current=state.first, phase=i32(SETUP))
 
 
 def _shuffle_opening(tables, state, p, size):
     """(state, shuffles after the first) once the top `size` cards hold a Basic (reference
-    _shuffle_opening)."""
+    _shuffle_opening: option A reshuffles, option B puts a Basic on top)."""
+    return jax.lax.cond(tables["rule_basic_on_top"], lambda s: _basic_on_top(tables, s, p),
+                        lambda s: _reshuffle_until_basic(tables, s, p, size), state)
+
+
+def _reshuffle_until_basic(tables, state, p, size):
     def has_basic(carry):
         state, _ = carry
         top = jnp.arange(DECK) < size
@@ -294,9 +305,33 @@ def _shuffle_opening(tables, state, p, size):
     return jax.lax.while_loop(lambda c: ~has_basic(c), body, (state, i32(0)))
 
 
-def _roll_energy(state, p, active=True):
-    pick, state = _below(state, _get(state.n_types, (p,)), active)
-    return _get(state.energy_types, (p, pick,)), state
+def _basic_on_top(tables, state, p):
+    """R-2.2 option B: the `below(copies)`-th Basic Pokemon of the deck list on top, the other 19 shuffled
+    under it (Fisher-Yates over the 19 in their list order)."""
+    deck, d = _get(state.deck, (p,)), jnp.arange(DECK)
+    basic = (deck >= 0) & tables["is_basic"][jnp.maximum(deck, 0)]
+    pick, state = _below(state, jnp.sum(basic))
+    position = jnp.sum(jnp.where(basic & (jnp.cumsum(basic) - 1 == pick), d, 0))
+    chosen = jnp.sum(jnp.where(d == position, deck, 0))
+    rest = jnp.where(d < DECK - 1, _gather_row(deck, d + (d >= position)), -1)
+    rest, counter = Stream.shuffle(state.keys, state.counter, rest, DECK - 1)
+    deck = jnp.where(d == 0, chosen, _gather_row(rest, d - 1))
+    return state.replace(deck=_put(state.deck, (p,), deck), counter=counter), i32(0)
+
+
+def _roll_energy(tables, state, p, active=True):
+    """R-3.3 (reference _roll_energy): one `below(candidates)`; the candidates are the zone's types, or
+    under energy_choice="active_costs" those the Active's attack costs name (all when none does), taken
+    in zone order."""
+    types = _get(state.energy_types, (p,))
+    zone = jnp.arange(MAX_ZONE_TYPES) < _get(state.n_types, (p,))
+    named = jnp.any(tables["cost_typed"][jnp.maximum(_top(state, p, 0), 0)] > 0, axis=0)  # bool[TYPES]
+    costed = zone & jnp.any((types[:, None] == jnp.arange(TYPES)[None, :]) & named[None, :], axis=1)
+    use_costs = tables["rule_energy_active_costs"] & (_get(state.stack_len, (p, 0)) > 0) & jnp.any(costed)
+    candidates = jnp.where(use_costs, costed, zone)
+    pick, state = _below(state, jnp.sum(candidates), active)
+    chosen = candidates & (jnp.cumsum(candidates) - 1 == pick)
+    return jnp.sum(jnp.where(chosen, types, 0), dtype=i32), state
 
 
 # ----------------------------------------------------------------------------------------------
@@ -378,19 +413,22 @@ def legal_mask(tables, state: GameState) -> jnp.ndarray:
     """bool[NUM_ACTIONS]: the decision player's legal actions (reference action_mask)."""
     setup = _setup_mask(tables, state)
     main = _main_mask(tables, state)
-    promote = _promote_mask(state)
+    promote = _promote_mask(tables, state)
     return jnp.where(state.phase == SETUP, setup,
                      jnp.where(state.phase == MAIN, main,
                                jnp.where(state.phase == PROMOTE, promote, jnp.zeros(A.NUM_ACTIONS, bool))))
 
 
-def decision_player(state):
-    return jnp.where((state.phase == PROMOTE) & (_get(state.pending, (state.current,)) == PENDING_NONE),
-                     1 - state.current, state.current).astype(i32)
+def decision_player(tables, state):
+    """Who acts next (reference Game.decision_player): in the promotion phase the player owing one, the
+    turn player first unless turn_player_promotes_first is off (R-5.3 ⚠); else the turn player."""
+    first = jnp.where(tables["rule_turn_player_promotes_first"], state.current, 1 - state.current)
+    first_owes = _get(state.pending, (first,)) != PENDING_NONE
+    return jnp.where(state.phase == PROMOTE, jnp.where(first_owes, first, 1 - first), state.current).astype(i32)
 
 
-def _promote_mask(state):
-    p = decision_player(state)
+def _promote_mask(tables, state):
+    p = decision_player(tables, state)
     mask = jnp.zeros(A.NUM_ACTIONS, bool)
     return mask.at[A.PROMOTE:A.PROMOTE + 3].set(_occupied(state, p)[1:])
 
@@ -507,7 +545,7 @@ def step(tables, state: GameState, action) -> GameState:
     branches = [
         lambda s: (s, _no_program()),
         lambda s: (_setup_step(tables, s, action), _no_program()),
-        lambda s: (_promote(s, action - A.PROMOTE + 1), _no_program(cont=True)),
+        lambda s: (_promote(tables, s, action - A.PROMOTE + 1), _no_program(cont=True)),
         lambda s: (s.replace(resume=i32(RESUME_END_TURN)), _no_program(cont=True)),
         lambda s: _attach_action(tables, s, action - A.ATTACH),
         lambda s: _play_card(tables, s, slot_or_hand, target),
@@ -590,7 +628,7 @@ def _start_turn(tables, state, who):
     # when it is empty (reference _start_turn)
     refill = (_get(state.energy_current, (who,)) == NO_ENERGY) | ~tables["rule_energy_carries_over"]
     gets_energy = (turn > 1) & refill
-    energy, state = _roll_energy(state, who, gets_energy)
+    energy, state = _roll_energy(tables, state, who, gets_energy)
     state = state.replace(
         energy_current=_upd(state.energy_current, who, _get(state.energy_next, (who,)), gets_energy),
         energy_next=_upd(state.energy_next, who, energy, gets_energy))
@@ -634,7 +672,8 @@ def _play_card(tables, state, h, target):
         level = _get(state.stack_len, (p, target,))
         state = state.replace(stack=_put(state.stack, (p, target, level,), card),
                               stack_len=_add(state.stack_len, (p, target,), 1),
-                              entered_turn=_put(state.entered_turn, (p, target,), state.turn),
+                              entered_turn=_put(state.entered_turn, (p, target,), state.turn,
+                                                tables["rule_evolve_once_per_turn"]),  # R-3.6(c)
                               evolved_turn=_put(state.evolved_turn, (p, target,), state.turn))
         return _clear_conditions(state, p, target), _no_program()
 
@@ -661,7 +700,7 @@ def _retreat(tables, state, bench):
     cost = _retreat_cost(tables, state, p)
     energy = jax.lax.fori_loop(0, cost, pay, _get(state.energy, (p, 0,)))
     state = state.replace(energy=_put(state.energy, (p, 0,), energy), retreated=_put(state.retreated, (p,), True))
-    return _swap_slots(_leave_active(state, p), p, 0, bench)
+    return _swap_slots(_leave_active(tables, state, p), p, 0, bench)
 
 
 def _ability(tables, state, slot, target):
@@ -876,8 +915,10 @@ def _attack_damage(tables, state, p, src_slot, slot, damage, where=True):
     dealt = jnp.where(where, dealt, 0)
     state = state.replace(damage=_add(state.damage, (o, slot,), dealt))
     # Counterattack / Bristling Spikes (reference _counter_damage)
+    ability_weak = tables["rule_weakness_on_ability_damage"] & (tables["weakness"][attacker_top]
+                                                                 == tables["type"][defender_top])  # R-4.2 ⚠
     counter = jnp.where(tables["passive"][defender_top] == T.PASSIVE["passive_counter"],
-                        tables["passive_params"][defender_top, 0], 0)
+                        tables["passive_params"][defender_top, 0] + jnp.where(ability_weak, 20, 0), 0)
     counter += jnp.where(_get(state.counter_until, (o, slot,)) >= state.turn, _get(state.counter_damage, (o, slot,)), 0)
     hit_back = on_active & (dealt > 0)
     return state.replace(damage=_add(state.damage, (p, src_slot,), jnp.where(hit_back, counter, 0))), dealt
@@ -1050,7 +1091,10 @@ def _effect(tables, state, ctx, op):
         state = _plain_attack_damage(tables, state, o, slot, p0, ON["bench_each"] & _occupied(state, o)[slot])
     side = jnp.where(jnp.asarray(ctx["target_kind"]) <= T.TARGET["opp_bench_basic"], o, p)
     state = _plain_attack_damage(tables, state, side, tgt, p0, ON["damage_target"] & has_target)
-    state = state.replace(damage=_add(state.damage, (o, tgt,), jnp.where(ON["ability_damage"] & has_target, p0, 0)))
+    weak = (tables["rule_weakness_on_ability_damage"] & (tgt == 0)  # R-4.2 ⚠: on the Active, under the flag
+            & (tables["weakness"][_top(state, o, 0)] == tables["type"][_top(state, p, src)]))
+    state = state.replace(damage=_add(state.damage, (o, tgt,),
+                                      jnp.where(ON["ability_damage"] & has_target, p0 + jnp.where(weak, 20, 0), 0)))
     state = _random_hits(tables, state, p, p0, p1, ON["random_hits"])
     # timed effects (R-6.9) and this turn's modifiers
     state = state.replace(supporter_lock_until=_upd(state.supporter_lock_until, o, turn + 1, ON["supporter_lock"]))
@@ -1067,11 +1111,11 @@ def _effect(tables, state, ctx, op):
     state = state.replace(retreat_discount=_add(state.retreat_discount, (p,), jnp.where(ON["retreat_discount"], p0, 0)))
     # switching
     switch_self = ON["switch_self"] & has_target
-    state = _swap_slots(_leave_active(state, p, switch_self), p, 0, tgt, switch_self)
+    state = _swap_slots(_leave_active(tables, state, p, switch_self), p, 0, tgt, switch_self)
     forced = ON["force_switch"] & jnp.any(_occupied(state, o)[1:])
-    state = _owe(_leave_active(state, o, forced), o, PENDING_SWAP, forced)
+    state = _owe(_leave_active(tables, state, o, forced), o, PENDING_SWAP, forced)
     gust = ON["gust"] & go & has_target
-    state = _swap_slots(_leave_active(state, o, gust), o, 0, tgt, gust)
+    state = _swap_slots(_leave_active(tables, state, o, gust), o, 0, tgt, gust)
     # cards: draws, searches, discards, mill (shuffles after, in one place)
     state = _draw_n(tables, state, p, jnp.where(ON["draw"], p0, 0))
     deck_p = jnp.maximum(_get(state.deck, (p,)), 0)
@@ -1215,8 +1259,8 @@ def _continue(tables, state):
                         lambda s: _start_turn(tables, s, 1 - s.current), lambda s: s, state)
 
 
-def _promote(state, bench):
-    who = decision_player(state)
+def _promote(tables, state, bench):
+    who = decision_player(tables, state)
     mode = _get(state.pending, (who,))
     swap = mode == PENDING_SWAP
     state = _swap_slots(state, who, 0, bench, swap)

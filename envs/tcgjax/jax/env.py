@@ -164,7 +164,7 @@ class TcgJaxEnv:
         def cond(carry):
             state, first, ended = carry["state"], carry["first"], carry["ended"]
             done = finished(state)
-            return first | (~done & (J.decision_player(state.game) != AGENT)) | (done & can_reset & ~ended)
+            return first | (~done & (J.decision_player(tables, state.game) != AGENT)) | (done & can_reset & ~ended)
 
         def body(carry):
             state, first, ended, action = carry["state"], carry["first"], carry["ended"], carry["action"]

@@ -59,7 +59,7 @@ def _pokemon(tables, state, p, slot, n_cards):
 
 def observe(tables, state, viewer=None) -> jnp.ndarray:
     """float32[OBS_SIZE] (715) for `viewer` (default: the decision player)."""
-    viewer = J.decision_player(state) if viewer is None else jnp.asarray(viewer, jnp.int32)
+    viewer = J.decision_player(tables, state) if viewer is None else jnp.asarray(viewer, jnp.int32)
     me, foe = viewer, 1 - viewer
     n_cards = tables["hp"].shape[0]
     phase = jnp.select([state.phase == SETUP, state.phase == MAIN, state.phase == PROMOTE], [0, 1, 2], -1)
@@ -102,7 +102,7 @@ def observe(tables, state, viewer=None) -> jnp.ndarray:
         return jnp.where(present, features, jnp.zeros_like(features))
 
     hand = jnp.concatenate([hand_slot(h) for h in range(HAND)])
-    mask = jnp.where(viewer == J.decision_player(state), J.legal_mask(tables, state), False).astype(f32)
+    mask = jnp.where(viewer == J.decision_player(tables, state), J.legal_mask(tables, state), False).astype(f32)
     out = jnp.concatenate([glob, zone, board, hand, mask])
     assert out.shape == (OBS_SIZE,), out.shape
     return out

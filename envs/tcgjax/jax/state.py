@@ -35,7 +35,7 @@ class GameState:
     winner: jnp.ndarray
     resume: jnp.ndarray
     setup_done: jnp.ndarray  # bool[2]
-    pending: jnp.ndarray  # int32[2]: PENDING_* per player (the turn player promotes first)
+    pending: jnp.ndarray  # int32[2]: PENDING_* per player (who promotes first: decision_player, R-5.3)
     # players
     deck: jnp.ndarray  # int32[2, DECK], top first
     deck_len: jnp.ndarray

@@ -147,6 +147,12 @@ def rule_tables(config: RuleConfig = RuleConfig()) -> dict[str, np.ndarray]:
     return {
         "rule_opening_hand": np.int32(config.opening_hand_size),
         "rule_mulligan_draws": np.bool_(config.opening_hand == "seven_with_mulligan"),
+        "rule_basic_on_top": np.bool_(config.basic_guarantee == "basic_on_top"),
+        "rule_energy_active_costs": np.bool_(config.energy_choice == "active_costs"),
+        "rule_evolve_once_per_turn": np.bool_(config.evolve_once_per_turn),
+        "rule_turn_player_promotes_first": np.bool_(config.turn_player_promotes_first),
+        "rule_weakness_on_ability_damage": np.bool_(config.weakness_on_ability_damage),
+        "rule_effects_end_on_leaving_active": np.bool_(config.effects_end_on_leaving_active),
         "rule_first_player_draws_turn1": np.bool_(config.first_player_draws_turn1),
         "rule_supporter_on_turn1": np.bool_(config.supporter_on_turn1),
         "rule_attack_on_turn1": np.bool_(config.attack_on_turn1),

@@ -36,7 +36,6 @@ __all__ = ["ONGOING", "DRAW", "Deck", "IllegalAction", "new_game", "legal_action
            "step", "cost_met"]
 
 DECK_SIZE = 20
-OPENING_HAND = 5  # R-2.2's default; RuleConfig.opening_hand_size gives the config's
 POINTS_TO_WIN = 3
 TYPE_INDEX = {name: i for i, name in enumerate(ENERGY_TYPES)}
 
@@ -96,15 +95,15 @@ def new_game(deck0: Deck, deck1: Deck, seed: int, config: RuleConfig = RuleConfi
     game.first = 0 if rng.coin() else 1  # R-2.1: heads, player 0 goes first
     size = config.opening_hand_size
     redraws = []
-    for player in players:  # R-2.2: shuffle until the top 5 (or 7) hold a Basic (option A)
-        redraws.append(_shuffle_opening(player, rng, pool, size))
+    for player in players:  # R-2.2: the top 5 (or 7) made to hold a Basic
+        redraws.append(_shuffle_opening(player, rng, pool, size, config.basic_guarantee))
         player.hand, player.deck = player.deck[:size], player.deck[size:]
     _attach_context(game, pool, config)
     if config.opening_hand == "seven_with_mulligan":  # one card per redraw of the opponent, player 0 first
         for who, player in enumerate(players):
             _draw(game, player, redraws[1 - who])
     for player in players:  # R-3.3: both players' next Energy at setup, player 0 first
-        player.energy_next = _roll_energy(player, rng)
+        player.energy_next = _roll_energy(game, player)
     game.current = game.first  # R-2.3: the first player places first
     game.phase = "setup"
     return game
@@ -114,9 +113,17 @@ def _attach_context(game: Game, pool: CardPool, config: RuleConfig) -> None:
     game.pool, game.config = pool, config  # type: ignore[attr-defined]
 
 
-def _shuffle_opening(player: Player, rng: Stream, pool: CardPool, size: int) -> int:
-    """Shuffles until the top `size` cards hold a Basic; returns how many shuffles came after the first
-    (under seven_with_mulligan, the mulligans)."""
+def _shuffle_opening(player: Player, rng: Stream, pool: CardPool, size: int, guarantee: str) -> int:
+    """Makes the top `size` cards hold a Basic; returns how many shuffles came after the first (under
+    seven_with_mulligan, the mulligans). "reshuffle" (option A) shuffles the whole deck until they do;
+    "basic_on_top" (option B) takes one Basic Pokemon copy, `below(copies)` in deck-list order, puts it on
+    top and shuffles the other 19 under it."""
+    if guarantee == "basic_on_top":
+        basics = [i for i, c in enumerate(player.deck) if pool[c].is_basic]
+        chosen = player.deck.pop(basics[rng.below(len(basics))])
+        rng.shuffle(player.deck)
+        player.deck.insert(0, chosen)
+        return 0
     redraws = 0
     while True:
         rng.shuffle(player.deck)
@@ -125,9 +132,15 @@ def _shuffle_opening(player: Player, rng: Stream, pool: CardPool, size: int) -> 
         redraws += 1
 
 
-def _roll_energy(player: Player, rng: Stream) -> int:
-    """Uniform among the deck's types (R-3.3); one draw even with a single type."""
-    return player.energy_types[rng.below(len(player.energy_types))]
+def _roll_energy(game: Game, player: Player) -> int:
+    """R-3.3: one `below(candidates)` even with one candidate; the candidates are the deck's types, or
+    under energy_choice="active_costs" those that the Active's attack costs name (all when none does)."""
+    types = player.energy_types
+    if game.config.energy_choice == "active_costs" and player.active is not None:
+        named = {TYPE_INDEX[symbol] for attack in game.pool[player.active.top].attacks
+                 for symbol in attack.cost if symbol != "Colorless"}
+        types = tuple(t for t in types if t in named) or types
+    return types[game.rng.below(len(types))]
 
 
 # ----------------------------------------------------------------------------------------------
@@ -229,7 +242,8 @@ def _why_card_unplayable(game, player, opponent, card: Card, hand_index: int, ta
         if pool[pokemon.top].name != card.evolve_from:
             return f"R-3.6: {card.name} evolves from {card.evolve_from}, not {pool[pokemon.top].name}"
         if pokemon.entered_turn >= game.turn:
-            return "R-3.6(b, c): that Pokemon came into play or evolved this turn"
+            return ("R-3.6(b, c): that Pokemon came into play or evolved this turn" if config.evolve_once_per_turn
+                    else "R-3.6(b): that Pokemon came into play this turn")
         return None
     # Trainers (R-3.7)
     if card.trainer_type == "Supporter":
@@ -479,7 +493,7 @@ def _start_turn(game: Game, who: int) -> None:
     refill = player.energy_current == NO_ENERGY or not game.config.unused_energy_carries_over
     if game.turn > 1 and refill:
         player.energy_current = player.energy_next
-        player.energy_next = _roll_energy(player, game.rng)
+        player.energy_next = _roll_energy(game, player)
     if game.turn > 1 or game.config.first_player_draws_turn1:
         _draw(game, player, 1)
     game.phase = "main"
@@ -508,7 +522,7 @@ def _main_step(game: Game, act: A.Action) -> None:
     elif act.kind == "retreat":
         _pay_retreat(game, player)
         player.retreated = True
-        _swap_active(player, act.slot)
+        _swap_active(game, player, act.slot)
     elif act.kind == "ability":
         pokemon = player.board[act.slot]
         pokemon.ability_used_turn = game.turn
@@ -537,7 +551,9 @@ def _play_card(game: Game, player: Player, opponent: Player, hand_index: int, ta
         player.hand.pop(hand_index)
         pokemon = player.board[target]
         pokemon.stack.append(card.index)
-        pokemon.entered_turn = pokemon.evolved_turn = game.turn
+        pokemon.evolved_turn = game.turn
+        if game.config.evolve_once_per_turn:  # R-3.6(c): it counts as entering play this turn
+            pokemon.entered_turn = game.turn
         pokemon.clear_conditions()
         return
     player.hand.pop(hand_index)  # R-3.7: a played Trainer goes to the discard pile
@@ -556,8 +572,8 @@ def _pay_retreat(game: Game, player: Player) -> None:
         active.energy[most] -= 1
 
 
-def _swap_active(player: Player, bench: int) -> None:
-    player.active.leave_active()
+def _swap_active(game: Game, player: Player, bench: int) -> None:
+    player.active.leave_active(game.config.effects_end_on_leaving_active)
     player.board[0], player.board[bench] = player.board[bench], player.board[0]
 
 
@@ -749,12 +765,19 @@ def _defender_reduction(game: Game, defender: InPlay) -> int:
 
 def _counter_damage(game: Game, defender: InPlay, attacker: InPlay) -> None:
     """Counterattack (while Active) and Bristling Spikes: damage back to the Attacking Pokemon
-    (not attack damage: no Weakness, R-4.2 default)."""
+    (not attack damage: no Weakness, R-4.2's default; an Ability's with weakness_on_ability_damage)."""
     passive = _passive(game, defender, "passive_counter")
     if passive is not None:
-        attacker.damage += passive.params[0]
+        attacker.damage += passive.params[0] + _ability_weakness(game, defender, attacker)
     if defender.counter_until >= game.turn:
         attacker.damage += defender.counter_damage
+
+
+def _ability_weakness(game: Game, source: InPlay, hit: InPlay) -> int:
+    """R-4.2 ⚠: +20 on an Ability's damage to a Pokemon weak to the source's type, only under
+    weakness_on_ability_damage (callers pass only hits on an Active)."""
+    weak = game.pool[hit.top].weakness == game.pool[source.top].type
+    return 20 if game.config.weakness_on_ability_damage and weak else 0
 
 
 def _passive(game: Game, pokemon: InPlay, kind: str) -> Optional[Op]:
@@ -841,14 +864,14 @@ def _run_effect(game: Game, op: Op, player: Player, opponent: Player, source: Op
         source.boost_turn, source.boost = turn + 2, p[0]
     elif k == "switch_self":
         if target is not None:
-            _swap_active(player, target)
+            _swap_active(game, player, target)
     elif k == "force_switch":
         if opponent.bench_slots():
-            opponent.active.leave_active()
+            opponent.active.leave_active(game.config.effects_end_on_leaving_active)
             _owe_promotion(game, 1 - game.current, "swap")
     elif k == "gust":
         if (not p[0] or rng.coin()) and target is not None:  # the coin is flipped even with no Bench
-            _swap_active(opponent, target)
+            _swap_active(game, opponent, target)
     elif k == "bounce":
         if rng.coin():
             active = opponent.active
@@ -876,7 +899,8 @@ def _run_effect(game: Game, op: Op, player: Player, opponent: Player, source: Op
             _heal(player.board[slot], p[0])
     elif k == "ability_damage":
         if target is not None:
-            opponent.board[target].damage += p[0]  # not attack damage: no Weakness, no reductions (R-4.2)
+            hit = opponent.board[target]  # not attack damage: no reductions; Weakness only under the flag
+            hit.damage += p[0] + (_ability_weakness(game, source, hit) if target == 0 else 0)  # R-4.2, R-4.3
     elif k == "heal_target":
         _heal(player.board[target], p[0])
     elif k == "turn_boost":
@@ -1033,10 +1057,12 @@ def _after_action(game: Game, resume: str) -> None:
 
 
 def _order_pending(game: Game) -> None:
-    """The turn player first (R-5.3); one promotion per player: a Knock Out of the Active replaces a
-    switch the same attack forced (Knock Back that also knocks out promotes once, from the Bench)."""
+    """The turn player first (R-5.3 ⚠; its opponent first without turn_player_promotes_first); one
+    promotion per player: a Knock Out of the Active replaces a switch the same attack forced (Knock Back
+    that also knocks out promotes once, from the Bench)."""
     ordered = []
-    for who in (game.current, 1 - game.current):
+    first = game.current if game.config.turn_player_promotes_first else 1 - game.current
+    for who in (first, 1 - first):
         modes = {mode for owner, mode in game.pending if owner == who}
         if modes:
             ordered.append((who, "ko" if "ko" in modes else "swap"))

@@ -34,7 +34,7 @@ POKEMON_FEATURES = (
     # present, card index / pool size, HP, damage, HP left, type (10), Weakness (10), stage (3), Fossil,
     # ex, retreat / 4, Energy per type / 5 (8), Energy total / 10, Poisoned, Burned, Asleep, Paralyzed,
     # Confused, can't attack, can't retreat, attack minus, takes minus, prevent, counter, boost,
-    # entered or evolved this turn, has an Ability, Ability used this turn, per attack (2): cost met,
+    # entered this turn (evolving counts under evolve_once_per_turn, R-3.6(c)), has an Ability, Ability used this turn, per attack (2): cost met,
     # base damage / 200
     59
 )

@@ -61,10 +61,13 @@ class InPlay:
         self.exclusive = 0
         self.paralyzed_on_turn = NEVER
 
-    def leave_active(self) -> None:
-        """Moving to the Bench (or anywhere) ends Special Conditions (R-3.10, R-6.1) and every effect tied
-        to this Pokemon in the Active Spot (R-6.9, engine default of R-3.10)."""
+    def leave_active(self, end_effects: bool = True) -> None:
+        """Moving to the Bench (or anywhere) ends Special Conditions (R-3.10, R-6.1) and, with `end_effects`
+        (RuleConfig.effects_end_on_leaving_active, R-3.10's ⚠ default), every effect tied to this Pokemon in
+        the Active Spot (R-6.9); without, those run until they expire."""
         self.clear_conditions()
+        if not end_effects:
+            return
         self.cant_attack_until = self.cant_retreat_until = self.attack_minus_until = NEVER
         self.takes_minus_until = self.prevent_until = self.counter_until = self.boost_turn = NEVER
         self.attack_minus = self.takes_minus = self.counter_damage = self.boost = 0

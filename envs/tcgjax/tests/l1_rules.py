@@ -32,6 +32,7 @@ from envs.tcgjax.tests.components import TCGJAX
 
 ASLEEP, PARALYZED, CONFUSED = 1, 2, 3
 NO_ENERGY = -1
+NEVER = -1
 POOL = load_pool()
 
 
@@ -151,6 +152,85 @@ def test_seven_with_mulligan_draws_one_card_per_opponent_redraw_up_to_the_limit_
             assert any(POOL[c].is_basic for c in player.hand[:7])
         bonus_games += any(redraws)
     assert bonus_games >= 10, "the decks must make some players redraw"
+
+
+def basic_on_top_hands(seed: int, decks, size: int) -> list[list[int]]:
+    """The opening hands under basic_guarantee="basic_on_top", read from the generator by R-7's setup
+    contract: the first-player coin, then per player (0 first) `below(Basic copies)` picking a Basic in
+    deck-list order, a Fisher-Yates of the other 19 in their list order, the Basic on top."""
+    stream = Stream(seed)
+    stream.coin()
+    hands = []
+    for deck in decks:
+        cards = list(deck.cards)
+        basics = [i for i, c in enumerate(cards) if POOL[c].is_basic]
+        chosen = cards.pop(basics[stream.below(len(basics))])
+        stream.shuffle(cards)
+        hands.append(([chosen] + cards)[:size])
+    return hands
+
+
+@pytest.mark.parametrize("opening_hand,size", [("five_with_basic", 5), ("seven_with_mulligan", 7)])
+def test_basic_on_top_deals_the_contracts_hands_and_never_redraws_R_2_2(opening_hand, size):
+    """Option B of R-2.2's ⚠ (how the guaranteed Basic is sampled, [C1]'s way): a Basic on top, the rest
+    shuffled; nothing is redrawn, so under seven_with_mulligan no one draws extra cards."""
+    config = RuleConfig(opening_hand=opening_hand, basic_guarantee="basic_on_top")
+    for seed, decks in _deck_pairs()[:100]:
+        game = E.new_game(*decks, seed=seed, config=config)
+        for player, hand in zip(game.players, basic_on_top_hands(seed, decks, size), strict=True):
+            assert player.hand == hand and POOL[hand[0]].is_basic, seed
+            assert len(player.deck) == 20 - size
+
+
+def _two_basic_deck():
+    counts = {"Bulbasaur": 2, "Ivysaur": 2, "Venusaur": 2, "Potion": 2, "Poké Ball": 2, "Professor's Research": 2,
+              "X Speed": 2, "Red Card": 2, "Sabrina": 2, "Giovanni": 2}
+    return E.Deck([POOL.card(name).index for name, n in counts.items() for _ in range(n)], ("Grass",), "two basics")
+
+
+def test_the_two_guarantees_sample_different_hands_R_2_2():
+    """RULES.md: "The two give different distributions". With 2 Basics in 20 cards, the chance that a
+    5-card opening holds both is, by counting, C(18,3) / (C(20,5) - C(18,5)) = 816 / 6936 = 0.118 when
+    every qualifying hand is equally likely (option A), and 4/19 = 0.211 with a Basic put on top (option
+    B: the other 4 cards from 19 holding the second Basic). 3,000 deals each: standard errors below 0.008."""
+    deck, bulbasaur, games = _two_basic_deck(), POOL.card("Bulbasaur").index, 3000
+    for guarantee, expected in (("reshuffle", 816 / 6936), ("basic_on_top", 4 / 19)):
+        config = RuleConfig(basic_guarantee=guarantee)
+        both = sum(E.new_game(deck, deck, seed=seed, config=config).players[0].hand.count(bulbasaur) == 2
+                   for seed in range(games))
+        assert abs(both / games - expected) < 0.03, (guarantee, both / games, expected)
+
+
+@pytest.mark.parametrize("flag,choices", [("opening_hand", "'five_with_basic', 'seven_with_mulligan'"),
+                                           ("basic_guarantee", "'reshuffle', 'basic_on_top'"),
+                                           ("energy_choice", "'uniform', 'active_costs'"),
+                                           ("tie_policy", "'count_conditions' or 'empty_board_loses'")])
+def test_a_rule_flag_with_an_unknown_value_is_a_clear_error(flag, choices):
+    with pytest.raises(ValueError, match=f"{flag} must be .*{choices}.*got 'mystery'"):
+        RuleConfig(**{flag: "mystery"})
+
+
+# ----------------------------------------------------------------------------------------------
+# R-3.3 the Energy type under energy_choice="active_costs"
+
+@pytest.mark.parametrize("active,costs,zone,candidates", [
+    ("Dratini", [["Water", "Lightning"]], ("Water", "Fire", "Lightning"), ("Water", "Lightning")),  # in zone order
+    ("Squirtle", [["Water"]], ("Fire", "Water"), ("Water",)),
+    ("Charmander", [["Fire"]], ("Water", "Grass"), ("Water", "Grass")),  # {R} is not in the zone: every type
+    ("Rattata", [["Colorless"]], ("Fire", "Water", "Lightning"), ("Fire", "Water", "Lightning")),  # names no type
+])
+def test_active_costs_rolls_among_the_types_the_actives_attacks_name_R_3_3(active, costs, zone, candidates):
+    """[S15]'s reading (the ⚑ alternative): the foe's *next* Energy, rolled at the start of its turn (the
+    first draw of a scenario's stream when nothing else draws), is `below(candidates)` of the zone types
+    its Active's attack costs name; RULES.md's default rolls among the whole zone."""
+    assert [attack["cost"] for attack in _data(active)["attacks"]] == costs
+    for seed in range(40):
+        for config, types in ((RuleConfig(energy_choice="active_costs"), candidates), (RuleConfig(), zone)):
+            game = scenario(me=Side(active=Mon("Bulbasaur")), foe=Side(active=Mon(active), energy_types=zone),
+                            seed=seed, config=config)
+            act(game, "end")
+            expected = types[Stream(seed).below(len(types))]
+            assert foe(game).energy_next == ENERGY_TYPES.index(expected), (seed, config.energy_choice)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -389,6 +469,34 @@ def test_ability_damage_takes_no_weakness_R_4_2():
     act(game, "ability", 1, 0)
     assert foe(game).board[0].damage == 20
     assert game.turn == 3  # using an Ability does not end the turn (R-3.9)
+
+
+@pytest.mark.parametrize("target,expected", [(0, 40), (1, 20)])
+def test_ability_damage_takes_weakness_on_the_active_with_the_flag_R_4_2_R_4_3(target, expected):
+    """weakness_on_ability_damage=True (the ⚠ default turned off): Water Shuriken's 20 + 20 on the
+    Water-weak Charmander in the Active Spot; the Benched Growlithe (also Water-weak) takes 20 (R-4.3)."""
+    check_card("Charmander", weakness="Water")
+    check_card("Growlithe", weakness="Water")
+    check_card("Greninja", type="Water")
+    game = scenario(me=Side(active=Mon("Pikachu"), bench=[Mon("Greninja", below=("Froakie", "Frogadier"))]),
+                    foe=Side(active=Mon("Charmander"), bench=[Mon("Growlithe")]),
+                    config=RuleConfig(weakness_on_ability_damage=True))
+    act(game, "ability", 1, target)
+    assert foe(game).board[target].damage == expected
+
+
+@pytest.mark.parametrize("flag,expected", [(False, 20), (True, 40)])
+def test_counterattack_takes_weakness_only_with_the_flag_R_4_2(flag, expected):
+    """Charmander's Ember (30) hits Poliwrath; Counterattack does 20 back to the Water-weak Charmander,
+    plus Weakness's 20 under weakness_on_ability_damage."""
+    check_card("Poliwrath", type="Water")
+    check_card("Charmander", weakness="Water", hp=60)
+    game = scenario(me=Side(active=Mon("Charmander", energy={"Fire": 1})),
+                    foe=Side(active=Mon("Poliwrath", below=("Poliwag", "Poliwhirl"))),
+                    config=RuleConfig(weakness_on_ability_damage=flag))
+    act(game, "attack", 0, 0)
+    assert foe(game).board[0].damage == attack_damage("Charmander") == 30
+    assert me(game).board[0].damage == expected
 
 
 # ----------------------------------------------------------------------------------------------
@@ -747,6 +855,19 @@ def test_no_evolving_twice_in_one_turn_R_3_6_c():
     assert POOL[me(game).board[0].top].name == "Venusaur"
 
 
+def test_evolving_twice_in_one_turn_with_the_flag_off_R_3_6_c():
+    """evolve_once_per_turn=False (the ⚠ default turned off): Basic -> Stage 1 -> Stage 2 in one turn, the
+    Pokemon having been in play since an earlier turn; R-3.6(b) still holds for one played this turn."""
+    config = RuleConfig(evolve_once_per_turn=False)
+    game = scenario(me=Side(active=Mon("Bulbasaur"), hand=["Ivysaur", "Venusaur", "Bulbasaur", "Ivysaur"]),
+                    foe=Side(active=Mon("Squirtle")), turn=5, config=config)
+    act(game, "play", 0, 0)  # Ivysaur onto the Active
+    act(game, "play", 0, 0)  # Venusaur onto it, the same turn
+    assert me(game).board[0].stack == [idx("Bulbasaur"), idx("Ivysaur"), idx("Venusaur")]
+    act(game, "play", 0, 0)  # the second Bulbasaur to the Bench
+    assert E.why_illegal(game, A.encode("play", 0, 1)) == "R-3.6(b): that Pokemon came into play this turn"
+
+
 def test_evolution_needs_the_matching_pokemon_R_3_6():
     game = scenario(me=Side(active=Mon("Squirtle"), bench=[Mon("Charmander")], hand=["Ivysaur", "Venusaur"]),
                     foe=Side(active=Mon("Snorlax")), turn=5)
@@ -803,6 +924,27 @@ def test_retreat_pays_cost_and_swaps_R_3_10():
     assert POOL[me(game).board[1].top].name == "Pikachu"
     assert me(game).board[1].energy == energy(Lightning=1)
     assert game.turn == 3  # retreating does not end the turn
+
+
+@pytest.mark.parametrize("flag", [True, False])
+def test_effects_on_a_pokemon_end_when_it_leaves_the_active_only_by_default_R_3_10_R_6_9(flag):
+    """Mr. Mime's Barrier Attack gives it -20 from attacks during the opponent's next turn; there the
+    opponent's Sabrina sends it to the Bench. Under effects_end_on_leaving_active (RULES.md's ⚠ default)
+    the effect ends there; with the flag off it stays until it expires at the end of that turn. Special
+    Conditions end on leaving the Active Spot either way (R-3.10, sourced)."""
+    check_card("Mr. Mime", hp=80)
+    game = scenario(me=Side(active=Mon("Mr. Mime", energy={"Psychic": 2}), bench=[Mon("Pikachu")]),
+                    foe=Side(active=Mon("Snorlax"), bench=[Mon("Bulbasaur")], hand=["Sabrina"]),
+                    config=RuleConfig(effects_end_on_leaving_active=flag))
+    mime = me(game).board[0]
+    act(game, "attack", 0, 0)  # turn 3 ends
+    assert (mime.takes_minus_until, mime.takes_minus) == (4, 20)
+    mime.poisoned = True  # as if poisoned too (Barrier Attack poisons no one)
+    act(game, "play", 0, 0)  # turn 4: Sabrina; the owner (player 0) picks the new Active
+    assert game.phase == "promote" and game.decision_player == 0
+    act(game, "promote", 1)
+    assert me(game).board[1] is mime and not mime.poisoned
+    assert (mime.takes_minus_until, mime.takes_minus) == ((NEVER, 0) if flag else (4, 20))
 
 
 def test_retreat_cost_any_energy_type_R_3_10():

@@ -204,6 +204,23 @@ def test_double_knock_out_by_attack_and_recoil_turn_player_promotes_first_R_5_3(
     assert (game.phase, game.turn, game.current) == ("main", 4, 1)
 
 
+def test_double_knock_out_with_the_opponent_promoting_first_R_5_3():
+    """turn_player_promotes_first=False (the ⚠ default turned off): the same double Knock Out, the opponent
+    chooses its new Active first, then the turn player; then the opponent's turn starts as before."""
+    game = scenario(me=Side(active=Mon("Arcanine", below=("Growlithe",), damage=110, energy={"Fire": 3}),
+                            bench=[Mon("Pikachu")]),
+                    foe=Side(active=Mon("Squirtle"), bench=[Mon("Bulbasaur")]),
+                    config=RuleConfig(turn_player_promotes_first=False))
+    act(game, "attack", 0, 0)
+    assert (game.phase, game.decision_player) == ("promote", 1)
+    act(game, "promote", 1)
+    assert POOL[game.players[1].board[0].top].name == "Bulbasaur"
+    assert (game.phase, game.decision_player) == ("promote", 0)
+    act(game, "promote", 1)
+    assert POOL[game.players[0].board[0].top].name == "Pikachu"
+    assert (game.phase, game.turn, game.current) == ("main", 4, 1)
+
+
 def test_benched_knock_out_needs_no_promotion_R_5_1():
     """Articuno ex's Blizzard: 10 to each Benched Pokemon Knocks Out a Magikarp (30 HP) with 20 damage."""
     check_card("Magikarp", hp=30)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 
+import numpy as np
 import pytest
 
 from envs.tcgjax import l3_games
@@ -22,6 +23,12 @@ from envs.tcgjax.tests.components import TCGJAX
 BATCH = 64  # one vmapped batch per flag: its games cost the JAX side one step call per action
 FLIPPED = {
     "opening_hand": "seven_with_mulligan",
+    "basic_guarantee": "basic_on_top",
+    "energy_choice": "active_costs",
+    "evolve_once_per_turn": False,
+    "turn_player_promotes_first": False,
+    "weakness_on_ability_damage": True,
+    "effects_end_on_leaving_active": False,
     "first_player_draws_turn1": False,
     "supporter_on_turn1": False,
     "attack_on_turn1": False,
@@ -33,14 +40,23 @@ FLIPPED = {
 }
 ALL_FLIPPED = RuleConfig(**FLIPPED)
 # Flags that few random games meet (a zero-cost attack on turn 1, two win conditions at once, a 0-damage
-# attack with a bonus): seeds of l3_decks' games that the flag changes, found by playing seeds 0-1999 on
-# the reference with and without it (2026-12-05); the rest of the batch is seeds 0, 1, 2, ...
+# attack with a bonus, two promotions owed at once): seeds of l3_decks' games that the flag changes, found
+# by playing seeds 0-1999 on the reference with and without it (2026-12-05); the rest of the batch is
+# seeds 0, 1, 2, ...
 # bonuses_need_damage's: seeds 2000-7166 (2026-12-07, after the flag stopped giving Weakness to a 0
 # result, R-4.2; seeds 0-1999 hold no game it changes since, and seed 1306 changed by Weakness only).
 RARE_SEEDS = {
     "attack_on_turn1": [53, 227, 245, 293, 355, 492, 643, 707],
     "tie_policy": [443, 1099, 1579],
     "bonuses_need_damage": [4942, 5454, 6171, 6446, 6448, 7166],
+    # two promotions owed at once: 2 of seeds 0-1999, 17 of 2000-7999 (2026-12-07); the first 8
+    "turn_player_promotes_first": [511, 1105, 2816, 2817, 3216, 3421, 3595, 4057],
+    # an Ability's damage on a weak Active: none of seeds 0-2999, 2 of 3000-15999 (2026-12-07); the
+    # scenarios below check the flag where it acts
+    "weakness_on_ability_damage": [5394, 14814],
+    # a Pokemon back in the Active Spot while an effect from before it left would still run: 1 of seeds
+    # 0-11999 (2026-12-07); the scenarios below check the flag where it acts
+    "effects_end_on_leaving_active": [10688],
 }
 MIN_CHANGED = 8  # a common flag must change at least this many of its batch's games
 
@@ -87,7 +103,11 @@ def test_games_equal_reference_with_the_flag_flipped(flag):
 
 
 # the rule_tables entry that carries each flag to the JAX engine
-TABLE_KEY = {"opening_hand": "rule_opening_hand",
+TABLE_KEY = {"opening_hand": "rule_opening_hand", "basic_guarantee": "rule_basic_on_top",
+             "energy_choice": "rule_energy_active_costs", "evolve_once_per_turn": "rule_evolve_once_per_turn",
+             "turn_player_promotes_first": "rule_turn_player_promotes_first",
+             "weakness_on_ability_damage": "rule_weakness_on_ability_damage",
+             "effects_end_on_leaving_active": "rule_effects_end_on_leaving_active",
              "first_player_draws_turn1": "rule_first_player_draws_turn1", "supporter_on_turn1": "rule_supporter_on_turn1",
              "attack_on_turn1": "rule_attack_on_turn1", "unused_energy_carries_over": "rule_energy_carries_over",
              "hand_limit": "rule_hand_limit", "max_turns": "rule_max_turns", "tie_policy": "rule_tie_count_conditions",
@@ -109,6 +129,71 @@ def test_a_jax_engine_ignoring_the_flag_diverges(flag, monkeypatch):
     monkeypatch.setattr(l3_games, "rule_tables", ignoring)
     reports = l3_games.play_games(_seeds(flag), l3_games.l3_decks, config=_config(flag))
     assert any(r.divergence is not None for r in reports), flag
+
+
+def _scenarios():
+    """Positions where a rarely met flag acts at once (random games meet them 2 and 19 times in
+    thousands), with the actions that make it act."""
+    from envs.tcgjax.reference.scenario import Mon, Side, scenario
+
+    frogs, polis = ("Froakie", "Frogadier"), ("Poliwag", "Poliwhirl")
+    double_ko = dict(me=Side(active=Mon("Arcanine", below=("Growlithe",), damage=110, energy={"Fire": 3}),
+                             bench=[Mon("Pikachu")]), foe=Side(active=Mon("Squirtle"), bench=[Mon("Bulbasaur")]))
+    return {
+        "water_shuriken_on_the_active": ("weakness_on_ability_damage", dict(
+            me=Side(active=Mon("Pikachu"), bench=[Mon("Greninja", below=frogs)]),
+            foe=Side(active=Mon("Charmander"), bench=[Mon("Growlithe")])), [("ability", 1, 0)]),
+        "water_shuriken_on_the_bench": ("weakness_on_ability_damage", dict(
+            me=Side(active=Mon("Pikachu"), bench=[Mon("Greninja", below=frogs)]),
+            foe=Side(active=Mon("Charmander"), bench=[Mon("Growlithe")])), [("ability", 1, 1)]),
+        "counterattack": ("weakness_on_ability_damage", dict(
+            me=Side(active=Mon("Charmander", energy={"Fire": 1})),
+            foe=Side(active=Mon("Poliwrath", below=polis))), [("attack", 0, 0)]),
+        "double_knock_out": ("turn_player_promotes_first", double_ko,
+                             [("attack", 0, 0), ("promote", 1, 0), ("promote", 1, 0)]),
+        "sabrina_on_a_barrier": ("effects_end_on_leaving_active", dict(
+            me=Side(active=Mon("Mr. Mime", energy={"Psychic": 2}), bench=[Mon("Pikachu")]),
+            foe=Side(active=Mon("Snorlax"), bench=[Mon("Bulbasaur")], hand=["Sabrina"])),
+            [("attack", 0, 0), ("play", 0, 0), ("promote", 1, 0)]),
+        "evolve_twice": ("evolve_once_per_turn", dict(
+            me=Side(active=Mon("Bulbasaur"), hand=["Ivysaur", "Venusaur"]), foe=Side(active=Mon("Squirtle"))),
+            [("play", 0, 0)]),  # then Venusaur's play is legal or not: the final masks compared
+    }, scenario
+
+
+@pytest.mark.parametrize("name", sorted(_scenarios()[0]))
+@pytest.mark.parametrize("flipped", [False, True], ids=["default", "flipped"])
+@TCGJAX.covers("engine")
+def test_flag_scenarios_equal_reference(name, flipped):
+    """Each position under the default rules and with its flag flipped: the reference and the JAX engine
+    (the position carried over by l3_games.jax_state_of) take the same actions, the legal mask and every
+    field equal after each; and the flag changes the reference's course (so the comparison can fail), but
+    for Water Shuriken on the Bench, where R-4.3 keeps Weakness off under either value."""
+    from envs.tcgjax.reference import actions as A
+
+    cases, scenario = _scenarios()
+    flag, sides, actions = cases[name]
+    config = _config(flag) if flipped else RuleConfig()
+    _, legal_mask, step = l3_games._functions(config, batched=False)
+    histories = []
+    for rules in (config, _config(flag) if not flipped else RuleConfig()):
+        game = scenario(**sides, config=rules)
+        state = l3_games.jax_state_of(game) if rules == config else None
+        histories.append([])
+        for kind, slot, target in actions:
+            action = A.encode(kind, slot, target)
+            if state is not None:
+                assert np.array_equal(np.asarray(E.action_mask(game)), np.asarray(legal_mask(state))), (name, kind)
+                state = step(state, action)
+            E.step(game, action)
+            histories[-1].append(l3_games.reference_snapshot(game))
+            if state is not None:
+                difference = l3_games.first_difference(histories[-1][-1], l3_games.jax_snapshot(state))
+                assert difference is None, f"{name} ({flag}={getattr(config, flag)}), after {kind}: {difference}"
+        if state is not None:
+            assert np.array_equal(np.asarray(E.action_mask(game)), np.asarray(legal_mask(state))), (name, "last")
+    changed = any(l3_games.first_difference(a, b) is not None for a, b in zip(*histories, strict=True))
+    assert changed == (name != "water_shuriken_on_the_bench"), f"{name}: {flag} changed the game: {changed}"
 
 
 @TCGJAX.covers("engine")
